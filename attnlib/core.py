@@ -30,7 +30,8 @@ def _softmax_inplace(z: np.ndarray, axis: int, temperature: float) -> np.ndarray
         m[dead] = 0.0
     z -= m  # the largest entry becomes 0: exp never overflows
     if temperature != 1.0:
-        z /= temperature
+        with np.errstate(over="ignore"):  # a tiny temperature sends far logits to -inf: exp gives 0
+            z /= temperature
     np.exp(z, out=z)
     s = z.sum(axis=axis, keepdims=True)
     if dead.any():
@@ -145,19 +146,18 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None, temperature=1.0
     temperature = positive_scalar(temperature, "temperature")
     logits_shape = (*batch, q.shape[-2], k.shape[-2])
     m = None if mask is None else _check_mask(mask, logits_shape)
-    kt = np.swapaxes(k, -1, -2)
-    if m is None or m.dtype.kind == "b":
-        # fold scale and temperature into the (small) q before the big matmul
-        logits = _broadcast_copy(np.matmul(q * q.dtype.type(scale / temperature), kt), logits_shape)
-        if m is not None:
-            np.copyto(logits, -np.inf, where=~m)
-        t = 1.0
-    else:
-        logits = _broadcast_copy(np.matmul(q * q.dtype.type(scale), kt), logits_shape)
+    # fold scale (and, unless a float mask comes first, the temperature) into the small q
+    fold = scale / temperature if m is None or m.dtype.kind == "b" else scale
+    with np.errstate(over="ignore", invalid="ignore"):
+        logits = _broadcast_copy(np.matmul(q * q.dtype.type(fold), np.swapaxes(k, -1, -2)), logits_shape)
+    if not (np.isfinite(logits.max()) and np.isfinite(logits.min())):
+        raise ValueError("the logits q·kᵀ·scale overflowed to ±inf; q or k has values too large for its dtype")
+    t = 1.0
+    if m is not None and m.dtype.kind == "b":
+        np.copyto(logits, -np.inf, where=~m)
+    elif m is not None:
         logits += m.astype(logits.dtype, copy=False)
         t = temperature
-    if np.isposinf(logits).any():
-        raise ValueError("the logits q·kᵀ·scale overflowed to +inf; q or k has values too large for its dtype")
     weights = _softmax_inplace(logits, -1, t)
     return np.matmul(weights, v), weights
 

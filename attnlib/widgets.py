@@ -106,18 +106,20 @@ class NumericCheck(widgets.VBox):
     def __init__(self, question, answer, rel_tol=0.02, abs_tol=0.0, hint="", explanation=""):
         self.answer, self.rel_tol, self.abs_tol = float(answer), rel_tol, abs_tol
         self.hint, self.explanation = hint, explanation
-        self.box = widgets.Text(placeholder="type a number, e.g. 0.25 or 1/8", description="answer:")
+        # continuous_update=False: the value arrives on Enter (or leaving the box), which grades it
+        self.box = widgets.Text(placeholder="type a number, e.g. 0.25 or 1/8", description="answer:",
+                                continuous_update=False)
         self.button = widgets.Button(description="Check", button_style="info")
         self.feedback = widgets.HTML()
         self.button.on_click(lambda _: self.check())
-        self.box.on_submit(lambda _: self.check())
+        self.box.observe(lambda _: self.check(), names="value")
         super().__init__([widgets.HTML(f"<b>Self-check.</b> {question}"), widgets.HBox([self.box, self.button]),
                           self.feedback])
 
     def check(self, text=None) -> bool | None:
         """Grade ``text`` (default: what is in the box); returns True, False, or None if unreadable."""
-        if text is not None:
-            self.box.value = text
+        if text is not None and text != self.box.value:
+            self.box.value = text  # the observer grades it; grade again below for the return value
         value = parse_number(self.box.value)
         if value is None:
             self.feedback.value = "Please type a plain number such as 0.25, 1/8 or 2e-3."

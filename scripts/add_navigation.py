@@ -64,9 +64,9 @@ def main(argv: list[str]) -> int:
     check = "--check" in argv
     paths = lessons()
     books = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
-    titles = [title(nb, p) for nb, p in zip(books, paths)]
+    titles = [title(nb, p) for nb, p in zip(books, paths, strict=True)]
     stale = []
-    for i, (path, nb) in enumerate(zip(paths, books)):
+    for i, (path, nb) in enumerate(zip(paths, books, strict=True)):
         new = dump(with_navigation(nb, nav_text(i, paths, titles)))
         if new != path.read_text(encoding="utf-8"):
             stale.append(path.name)

@@ -1,0 +1,56 @@
+"""Shared widget wiring: slider views redraw, self-checks grade numbers without evaluating them."""
+
+import warnings
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from attnlib import plots, widgets  # noqa: E402
+
+
+def test_parse_number_accepts_plain_forms_and_rejects_code():
+    assert widgets.parse_number("0.25") == 0.25
+    assert widgets.parse_number(" 1/8 ") == 0.125
+    assert widgets.parse_number("2e-3") == 0.002
+    assert widgets.parse_number("12.5%") == 0.125
+    assert widgets.parse_number("-3") == -3
+    for bad in ["", "abc", "1/0", "__import__('os')", "2**3", "sqrt(64)", "1/2/3"]:
+        assert widgets.parse_number(bad) is None, bad
+
+
+def test_numeric_check_grades_with_tolerance():
+    q = widgets.numeric_check("What is sqrt(64)?", 8, rel_tol=0.01, hint="square root")
+    assert q.check("8") is True and "Right" in q.feedback.value
+    assert q.check("8.05") is True
+    assert q.check("9") is False and "square root" in q.feedback.value
+    assert q.check("eight") is None
+
+
+def test_choice_check_feedback_per_option():
+    q = widgets.choice_check("Pick", ["a", "b"], correct=1, feedback=["no: a", "yes: b"])
+    assert q.check() is None
+    assert q.check(0) is False and "no: a" in q.feedback.value
+    assert q.check(1) is True and "yes: b" in q.feedback.value
+    with pytest.raises(ValueError, match="correct must index options"):
+        widgets.choice_check("Pick", ["a"], correct=3)
+
+
+def test_slider_view_redraws_at_extremes_without_warnings():
+    calls = []
+
+    def draw(n):
+        calls.append(n)
+        return plots.probability_bars([1 / n] * n, title=f"n = {n}")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        view = widgets.slider_view(draw, n=widgets.int_slider("keys", 1, 6, 3))
+        s = view.sliders["n"]
+        s.value = s.max
+        s.value = s.min
+    assert calls == [3, 6, 1]
+    assert view.last_figure.axes[0].get_title() == "n = 1"
+    assert plt.get_fignums() == []  # figures are closed after display
