@@ -4,8 +4,8 @@
 For every lesson, runs the notebook in a fresh kernel, finds every slider view
 (attnlib.widgets.SliderView), moves each slider across its range and times the full
 callback (draw from precomputed data + display). The floor, measured in the same kernel,
-is re-rendering the figure the callback produced (canvas draw + PNG encode, what the
-inline backend does) without building it. Goal: callback / floor <= 1.2 — anything more is
+is re-rendering the figure the callback produced to PNG (what the inline backend does)
+without building it. Goal: callback / floor <= 1.2 — anything more is
 work done per move (figure construction, or worse, recomputation).
 
     python benchmarks/bench_callbacks.py [notebooks/NN-*.ipynb ...]
@@ -42,8 +42,7 @@ for vi, view in enumerate(views):
                 cb.append(t1 - t0)
                 fig = view.last_figure
                 t0 = time.perf_counter()
-                fig.canvas.draw()
-                fig.canvas.print_png(io.BytesIO())
+                fig.savefig(io.BytesIO(), format="png", bbox_inches="tight")  # what the inline backend does
                 floor.append(time.perf_counter() - t0)
         rows.append({"view": vi, "slider": name, "callback_ms": 1e3 * statistics.median(cb),
                      "floor_ms": 1e3 * statistics.median(floor)})

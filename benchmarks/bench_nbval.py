@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Strict nbval time per lesson vs its floor: a fresh kernel that only makes the lesson's imports.
+"""Strict nbval time per lesson vs its floor: the same run on a notebook of only the lesson's imports.
 
     python benchmarks/bench_nbval.py [notebooks/NN-*.ipynb ...]
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -27,13 +28,14 @@ def import_lines(nb) -> str:
     return "\n".join(lines)
 
 
-def floor_seconds(path: Path) -> float:
-    """pytest start-up is not in the floor: a kernel start + the imports, timed around nbclient."""
-    nb = nbformat.v4.new_notebook()
+def floor_seconds(path: Path, tmp: Path) -> float:
+    """The same pytest --nbval run on a notebook holding only the lesson's import lines."""
+    nb = nbformat.v4.new_notebook(metadata=nbformat.read(path, as_version=4).metadata)
     nb.cells.append(nbformat.v4.new_code_cell(import_lines(nbformat.read(path, as_version=4))))
-    start = time.perf_counter()
     NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
-    return time.perf_counter() - start
+    floor = tmp / f"floor-{path.name}"
+    nbformat.write(nb, floor)
+    return nbval_seconds(floor)
 
 
 def nbval_seconds(path: Path) -> float:
@@ -52,8 +54,9 @@ def main(argv: list[str]) -> int:
     paths = [Path(a) for a in argv] or sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb"))
     print(f"{'lesson':32} {'nbval s':>8} {'floor s':>8} {'ratio':>6}")
     total = 0.0
+    tmp = Path(tempfile.mkdtemp())
     for path in paths:
-        t, f = nbval_seconds(path), floor_seconds(path)
+        t, f = nbval_seconds(path), floor_seconds(path, tmp)
         total += t
         print(f"{path.stem:32} {t:8.1f} {f:8.1f} {t / f:6.2f}")
     print(f"all lessons: {total:.1f} s (goal <= 120 s; each <= 1.5x its floor)")

@@ -5,7 +5,7 @@
     python scripts/run_notebooks.py notebooks/03-*.ipynb  # some
 
 Cells run with the current environment's python3 kernel from the notebooks/ folder.
-Widget state is not stored (the static figures carry the lesson without a kernel).
+Widget state is dropped from the saved file (the static figures carry the lesson without a kernel).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def execute(path: Path) -> float:
     start = time.perf_counter()
     NotebookClient(
         nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}},
-        record_timing=False, store_widget_state=False,
+        record_timing=False,  # store_widget_state=False trips a KeyError in nbclient 0.11 output widgets
     ).execute()
     elapsed = time.perf_counter() - start
     nb.metadata.pop("widgets", None)
