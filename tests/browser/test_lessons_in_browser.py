@@ -90,9 +90,12 @@ def test_lesson_runs_and_its_sliders_respond(lab, browser, timings, target):
                         f"({type(exc).__name__}); see artifacts/{stem}-timeout.png", pytrace=False)
         run_all_s = time.perf_counter() - start
 
-        errors = [t.strip()[-800:] for t in page.locator(STDERR).all_inner_texts()]
+        # textContent, not innerText: cells scrolled out of view are not laid out (content-visibility).
+        texts = page.evaluate(f"() => [...document.querySelectorAll('{STDERR}')].map(e => e.textContent)")
+        errors = [t.strip()[-800:] for t in texts]
         assert errors == [], f"{target}: error or warning output after Run All:\n" + "\n---\n".join(errors)
-        prompts = page.locator(".jp-CodeCell .jp-InputArea-prompt").all_inner_texts()
+        prompts = page.evaluate("() => [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')]"
+                                ".map(e => e.textContent)")
         not_run = [i for i, p in enumerate(prompts) if not re.search(r"\[\d+\]", p)]
         assert not_run == [], f"{target}: code cells {not_run} did not run"
 
