@@ -6,7 +6,8 @@
 #
 # A fresh venv gets ONLY binder/requirements.txt and binder/postBuild (as repo2docker would,
 # from the repository root), plus the two test tools (pytest, nbval at the pins of
-# requirements-dev.txt) after the build. Needs network access to PyPI; takes a few minutes.
+# requirements-dev.txt) after the build; then repo2docker (own venv) prints the Dockerfile
+# Binder would build and tests/test_binder.py checks it. Needs PyPI; takes a few minutes.
 # Set KEEP_VENV=1 to keep the venv (its path is printed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,6 +59,20 @@ python -m pytest -q -p no:cacheprovider --nbval --nbval-current-env \
   --nbval-sanitize-with tests/nbval_sanitize.cfg "${notebooks[@]}"
 rc=$?
 set -e
+t_nbval=$(date +%s)
+
+# What Binder itself would build: repo2docker's Dockerfile (no Docker needed), checked by
+# tests/test_binder.py. repo2docker lives in its own venv: it is not a project dependency.
+R2D="$VENV/r2d"
+echo "+ pip install jupyter-repo2docker (separate venv) and check its Dockerfile"
+"$PY" -m venv "$R2D"
+"$R2D/bin/python" -m pip install -q --disable-pip-version-check jupyter-repo2docker
+set +e
+REPO2DOCKER="$R2D/bin/repo2docker" python -m pytest -q -p no:cacheprovider tests/test_binder.py
+rc_r2d=$?
+set -e
 t_end=$(date +%s)
-echo "binder check: build $((t_build - t0)) s, nbval $((t_end - t_build)) s, total $((t_end - t0)) s, exit $rc"
+echo "binder check: build $((t_build - t0)) s, nbval $((t_nbval - t_build)) s," \
+     "repo2docker $((t_end - t_nbval)) s, total $((t_end - t0)) s; exit codes nbval $rc, binder tests $rc_r2d"
+[ "$rc" -eq 0 ] && exit "$rc_r2d"
 exit "$rc"

@@ -38,8 +38,9 @@ RUN_FINISHED = """() => {
 ARM_TIMER = """([index]) => {
   const slider = document.querySelectorAll('.widget-slider')[index];
   let view = slider.parentElement;
-  while (view && !view.querySelector('.widget-output img')) view = view.parentElement;
-  const out = view.querySelector('.widget-output');
+  while (view && !view.querySelector('.widget-output')) view = view.parentElement;
+  const out = view && view.querySelector('.widget-output');
+  if (!out || !out.querySelector('img')) return 0;
   const old = out.querySelector('img').src;
   window.__t0 = null; window.__t1 = null;
   slider.querySelector('.noUi-handle').addEventListener('keydown', () => { window.__t0 = performance.now(); },
@@ -68,7 +69,7 @@ def widget_views_in_file(path: Path) -> int:
 
 
 @pytest.mark.parametrize("target", TARGETS, ids=lambda t: Path(t).stem)
-def test_lesson_runs_and_its_sliders_respond(lab, browser, timings, target):
+def test_lesson_runs_and_its_sliders_respond(browser, lab, timings, target):
     stem = Path(target).stem
     ARTIFACTS.mkdir(exist_ok=True)
     page = browser.new_page(viewport={"width": 1280, "height": 720})
