@@ -1,0 +1,149 @@
+"""Every lesson in a real JupyterLab in headless Chromium: Run All is clean and every slider,
+moved with the keyboard, changes its readout and redraws its figure.
+
+Writes artifacts/<lesson>.png (the lesson after Run All, 1280x720), artifacts/<lesson>-slider<N>.png
+(each slider view after the keypress) and artifacts/browser_timings.json (keypress-to-new-image ms).
+Also runs on tests/fixtures/slider_demo.ipynb, which checks this harness itself.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "artifacts"
+LESSON = re.compile(r"^\d\d-[a-z0-9-]+\.ipynb$")
+LESSONS = sorted(p for p in (ROOT / "notebooks").glob("*.ipynb") if LESSON.match(p.name))
+TARGETS = [f"notebooks/{p.name}" for p in LESSONS] + ["fixtures/slider_demo.ipynb"]
+RUN_TIMEOUT_MS = 120_000
+STDERR = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
+
+# True once Run All has finished: the kernel is idle, no cell is queued ([*]), and cells have run.
+RUN_FINISHED = """() => {
+  const bar = document.querySelector('#jp-main-statusbar');
+  const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')].map(p => p.textContent);
+  return bar && bar.textContent.includes('| Idle') && prompts.length > 0
+    && !prompts.some(t => t.includes('*')) && prompts.some(t => /\\[\\d+\\]/.test(t));
+}"""
+
+# Arms a timer for slider N: keydown on its handle starts it, a new <img> src in its view stops it.
+ARM_TIMER = """([index]) => {
+  const slider = document.querySelectorAll('.widget-slider')[index];
+  let view = slider.parentElement;
+  while (view && !view.querySelector('.widget-output')) view = view.parentElement;
+  const out = view && view.querySelector('.widget-output');
+  if (!out || !out.querySelector('img')) return 0;
+  const old = out.querySelector('img').src;
+  window.__t0 = null; window.__t1 = null;
+  slider.querySelector('.noUi-handle').addEventListener('keydown', () => { window.__t0 = performance.now(); },
+                                                       {once: true, capture: true});
+  const seen = () => {
+    const img = out.querySelector('img');
+    if (img && img.src !== old && window.__t1 === null) { window.__t1 = performance.now(); obs.disconnect(); }
+  };
+  const obs = new MutationObserver(seen);
+  obs.observe(out, {subtree: true, childList: true, attributes: true, attributeFilter: ['src']});
+  view.setAttribute('data-test-view', String(index));
+  return old.length;
+}"""
+
+
+def run_menu(page, menu: str, command: str) -> None:
+    """Open a main-menu entry and click the item bound to a JupyterLab command, like a person would."""
+    page.locator(".lm-MenuBar-item", has_text=re.compile(rf"^{menu}$")).click()
+    page.locator(f'.lm-Menu-item[data-command="{command}"]').click()
+
+
+def widget_views_in_file(path: Path) -> int:
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    return sum("application/vnd.jupyter.widget-view+json" in o.get("data", {})
+               for c in nb["cells"] for o in c.get("outputs", []))
+
+
+@pytest.mark.parametrize("target", TARGETS, ids=lambda t: Path(t).stem)
+def test_lesson_runs_and_its_sliders_respond(browser, lab, timings, target):
+    stem = Path(target).stem
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    try:
+        page.goto(f"{lab.url}/lab/tree/{target}?reset&token={lab.token}")
+        page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=60_000)
+        page.wait_for_function("() => document.querySelector('#jp-main-statusbar')?.textContent.includes('| Idle')",
+                               timeout=60_000)
+        # Clear the committed outputs first, so every prompt and figure seen below is from this run.
+        run_menu(page, "Edit", "editmenu:clear-all")
+        page.wait_for_function("() => !document.querySelector('.jp-Notebook .jp-OutputArea-output')")
+        start = time.perf_counter()
+        run_menu(page, "Run", "runmenu:run-all")
+        try:
+            page.wait_for_function(RUN_FINISHED, timeout=RUN_TIMEOUT_MS, polling=200)
+        except Exception as exc:  # playwright's TimeoutError
+            page.screenshot(path=str(ARTIFACTS / f"{stem}-timeout.png"))
+            pytest.fail(f"{target}: Run All did not finish within {RUN_TIMEOUT_MS // 1000} s "
+                        f"({type(exc).__name__}); see artifacts/{stem}-timeout.png", pytrace=False)
+        run_all_s = time.perf_counter() - start
+
+        # textContent, not innerText: cells scrolled out of view are not laid out (content-visibility).
+        texts = page.evaluate(f"() => [...document.querySelectorAll('{STDERR}')].map(e => e.textContent)")
+        errors = [t.strip()[-800:] for t in texts]
+        assert errors == [], f"{target}: error or warning output after Run All:\n" + "\n---\n".join(errors)
+        prompts = page.evaluate("() => [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')]"
+                                ".map(e => e.textContent)")
+        not_run = [i for i, p in enumerate(prompts) if not re.search(r"\[\d+\]", p)]
+        assert not_run == [], f"{target}: code cells {not_run} did not run"
+
+        expected_views = widget_views_in_file(lab.root / target)
+        page.wait_for_function(f"() => document.querySelectorAll('.jp-OutputArea-output .jupyter-widgets')"
+                               f".length >= {expected_views}", timeout=30_000)
+        broken = page.get_by_text(re.compile("Error displaying widget|Loading widget")).count()
+        assert broken == 0, f"{target}: {broken} widget(s) failed to render"
+        page.screenshot(path=str(ARTIFACTS / f"{stem}.png"))
+
+        sliders = page.locator(".widget-slider")
+        moves = []
+        for i in range(sliders.count()):
+            moves.append(move_slider(page, sliders.nth(i), i, target, stem))
+        timings[target] = {
+            "run_all_s": round(run_all_s, 2),
+            "sliders": moves,
+            "median_keypress_to_image_ms": round(statistics.median(m["ms"] for m in moves), 1) if moves else None,
+        }
+        if target.startswith("fixtures/"):
+            assert len(moves) == 2, "the fixture has one view with two sliders"
+    finally:
+        page.close()
+        lab.shutdown_kernels()
+
+
+def move_slider(page, slider, index: int, target: str, stem: str) -> dict:
+    """Press an arrow key on slider `index`; check readout and figure change; return the timing."""
+    slider.scroll_into_view_if_needed()
+    label = slider.locator(".widget-label").inner_text().strip()
+    assert label, f"{target}: slider {index} has no label"
+    old_src_len = page.evaluate(ARM_TIMER, [index])
+    assert old_src_len > 100, f"{target}: slider {index} drives no figure"
+    handle = slider.locator(".noUi-handle")
+    now, top = float(handle.get_attribute("aria-valuenow")), float(handle.get_attribute("aria-valuemax"))
+    key = "ArrowLeft" if now >= top else "ArrowRight"
+    before = slider.locator(".widget-readout").inner_text()
+    handle.focus()
+    page.keyboard.press(key)
+    try:
+        page.wait_for_function("() => window.__t1 !== null && window.__t0 !== null", timeout=15_000, polling="raf")
+    except Exception as exc:  # playwright's TimeoutError: say what it means
+        after = slider.locator(".widget-readout").inner_text()
+        pytest.fail(f"{target}: slider '{label}' ({before!r} -> {after!r} after {key}): its figure was not "
+                    f"redrawn with a new image within 15 s ({type(exc).__name__})", pytrace=False)
+    ms = page.evaluate("() => window.__t1 - window.__t0")
+    after = slider.locator(".widget-readout").inner_text()
+    assert after != before, f"{target}: slider '{label}' readout stayed {before!r} after {key}"
+    page.locator(f'[data-test-view="{index}"]').screenshot(path=str(ARTIFACTS / f"{stem}-slider{index}.png"))
+    return {"label": label, "key": key, "readout": [before, after], "ms": round(ms, 1)}
