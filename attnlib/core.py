@@ -19,21 +19,24 @@ from ._check import (
 __all__ = ["softmax", "scaled_dot_product_attention", "softmax_jacobian", "attention_entropy"]
 
 
-def _softmax_inplace(z: np.ndarray, axis: int, temperature: float) -> np.ndarray:
+def _softmax_inplace(z: np.ndarray, axis: int, temperature: float, zmax: np.ndarray | None = None) -> np.ndarray:
     """Overwrite float array ``z`` with softmax(z / temperature) along ``axis``.
 
     Rows that are entirely -inf (fully masked) become all zeros instead of NaN.
+    ``zmax`` may pass in ``z.max(axis, keepdims=True)`` when the caller already has it
+    (it is then overwritten).
     """
-    m = z.max(axis=axis, keepdims=True)
+    m = z.max(axis=axis, keepdims=True) if zmax is None else zmax
     dead = np.isneginf(m)
-    if dead.any():
+    any_dead = bool(dead.any())
+    if any_dead:
         m[dead] = 0.0
     z -= m  # the largest entry becomes 0: exp never overflows
     if temperature != 1.0:
         z /= temperature
     np.exp(z, out=z)
     s = z.sum(axis=axis, keepdims=True)
-    if dead.any():
+    if any_dead:
         s[dead] = 1.0
     z /= s
     return z
@@ -124,6 +127,39 @@ def _broadcast_copy(a: np.ndarray, shape: tuple) -> np.ndarray:
     return a if a.shape == shape else np.broadcast_to(a, shape).copy()
 
 
+# Logits are processed in blocks of about this many elements (1 MiB of float32), so that
+# each block's softmax passes and its second matmul run while the block is still in cache.
+_BLOCK_ELEMENTS = 1 << 18
+
+
+def _blocks(lead: tuple, row: int):
+    """Yield index tuples that cut an array of shape (*lead, row) into cache-sized blocks.
+
+    Each block spans whole trailing axes of ``lead`` and a slice of one axis, so that it
+    holds about ``_BLOCK_ELEMENTS`` elements (one row of ``row`` elements at the least).
+    """
+    inner, axis = row, len(lead)
+    while axis > 0 and inner * lead[axis - 1] <= _BLOCK_ELEMENTS:
+        inner *= lead[axis - 1]
+        axis -= 1
+    if axis == 0:
+        yield ()
+        return
+    step = max(1, _BLOCK_ELEMENTS // inner)
+    for outer in np.ndindex(*lead[: axis - 1]):
+        for start in range(0, lead[axis - 1], step):
+            yield (*outer, slice(start, start + step))
+
+
+def _raise_if_overflowed(block: np.ndarray, row_max: np.ndarray) -> None:
+    """Raise if the logits ``block`` hold +inf (checked through its row maxima first)."""
+    overflow = np.isposinf(row_max).any()
+    if not overflow and np.isnan(row_max).any():  # a NaN row hides its +inf from max()
+        overflow = np.isposinf(block).any()
+    if overflow:
+        raise ValueError("the logits q·kᵀ·scale overflowed to +inf; q or k has values too large for its dtype")
+
+
 def scaled_dot_product_attention(q, k, v, mask=None, scale=None, temperature=1.0):
     """Attention weights softmax((q kᵀ · scale + mask) / temperature) and their average of v.
 
@@ -140,26 +176,42 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None, temperature=1.0
     A query whose keys are all masked gets weights 0 and output 0 (never NaN).
     """
     q, k, v, batch = _attention_inputs(q, k, v)
-    d_k = q.shape[-1]
+    L, d_k, S, d_v = q.shape[-2], q.shape[-1], k.shape[-2], v.shape[-1]
     scale = 1.0 / np.sqrt(d_k) if scale is None else positive_scalar(scale, "scale")
     temperature = positive_scalar(temperature, "temperature")
-    logits_shape = (*batch, q.shape[-2], k.shape[-2])
+    logits_shape = (*batch, L, S)
     m = None if mask is None else _check_mask(mask, logits_shape)
-    kt = np.swapaxes(k, -1, -2)
     if m is None or m.dtype.kind == "b":
         # fold scale and temperature into the (small) q before the big matmul
-        logits = _broadcast_copy(np.matmul(q * q.dtype.type(scale / temperature), kt), logits_shape)
-        if m is not None:
-            np.copyto(logits, -np.inf, where=~m)
+        q = q * q.dtype.type(scale / temperature)
         t = 1.0
     else:
-        logits = _broadcast_copy(np.matmul(q * q.dtype.type(scale), kt), logits_shape)
-        logits += m.astype(logits.dtype, copy=False)
+        q = q * q.dtype.type(scale)
+        m = m.astype(q.dtype, copy=False)
         t = temperature
-    if np.isposinf(logits).any():
-        raise ValueError("the logits q·kᵀ·scale overflowed to +inf; q or k has values too large for its dtype")
-    weights = _softmax_inplace(logits, -1, t)
-    return np.matmul(weights, v), weights
+    weights = np.empty(logits_shape, dtype=q.dtype)
+    output = np.empty((*batch, L, d_v), dtype=q.dtype)
+    if weights.size == 0:
+        return np.matmul(weights, np.broadcast_to(v, (*batch, S, d_v))), weights
+    # Broadcast views (no copies); each block below is a view into them.
+    qb = np.broadcast_to(q, (*batch, L, d_k))
+    ktb = np.broadcast_to(np.swapaxes(k, -1, -2), (*batch, d_k, S))
+    vb = np.broadcast_to(v, (*batch, S, d_v))
+    mb = None if m is None else np.broadcast_to(m, logits_shape)
+    nb = len(batch)
+    for idx in _blocks((*batch, L), S):
+        w = weights[idx]
+        np.matmul(qb[idx], ktb[idx[:nb]], out=w)
+        if mb is not None:
+            if mb.dtype.kind == "b":
+                np.copyto(w, -np.inf, where=~mb[idx])
+            else:
+                w += mb[idx]
+        row_max = w.max(axis=-1, keepdims=True)
+        _raise_if_overflowed(w, row_max)
+        _softmax_inplace(w, -1, t, zmax=row_max)
+        np.matmul(w, vb[idx[:nb]], out=output[idx])
+    return output, weights
 
 
 def _check_probabilities(p, name: str, allow_zero_rows: bool) -> np.ndarray:
