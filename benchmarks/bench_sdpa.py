@@ -187,7 +187,9 @@ def print_table(rows: list[dict]) -> None:
     ]
     widths = [max(len(str(line[i])) for line in [head, *body]) for i in range(len(head))]
     for i, line in enumerate([head, *body]):
-        print("  ".join(str(c).ljust(w) if j == 0 else str(c).rjust(w) for j, (c, w) in enumerate(zip(line, widths))))
+        pairs = enumerate(zip(line, widths, strict=True))
+        cells = [str(c).ljust(w) if j == 0 else str(c).rjust(w) for j, (c, w) in pairs]
+        print("  ".join(cells))
         if i == 0:
             print("  ".join("-" * w for w in widths))
 
@@ -200,7 +202,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     rows, facts, agrees = run(args.repeats, args.warmup)
-    print(f"SDPA benchmark: float32, (B, H, T, d) = {SHAPE}; {args.repeats} interleaved rounds after {args.warmup} warm-up")
+    print(f"SDPA benchmark: float32, (B, H, T, d) = {SHAPE}; {args.repeats} interleaved rounds, {args.warmup} warm-up")
     width = max(len(name) for name, _ in facts)
     for name, value in facts:
         print(f"  {name.ljust(width)} : {value}")
