@@ -11,7 +11,8 @@ attnlib and the naive numpy version and says that the torch ratio is missing.
 
 The candidates are timed in interleaved rounds (each round runs every candidate once, in a
 rotating order), so a burst of load from other processes on a shared machine hits all of
-them alike. Median and min over the rounds are both reported. Timing never fails the
+them alike, with a short pause before each timed call so that one library's spinning
+worker threads do not slow the next candidate. Median and min over the rounds are both reported. Timing never fails the
 script; a wrong answer (attnlib disagreeing with the float64 reference) exits with 1.
 """
 
@@ -107,8 +108,13 @@ def machine_facts(torch) -> list[tuple[str, str]]:
     return facts
 
 
-def time_interleaved(candidates: dict, repeats: int, warmup: int) -> dict[str, list[float]]:
-    """Run every candidate once per round, rotating the order; return seconds per candidate."""
+def time_interleaved(candidates: dict, repeats: int, warmup: int, pause: float) -> dict[str, list[float]]:
+    """Run every candidate once per round, rotating the order; return seconds per candidate.
+
+    Sleeps ``pause`` seconds before each timed call: OpenBLAS's worker threads keep spinning
+    for up to ~0.1 s after a matmul (and OpenMP's after torch's call), and a spinning pool
+    left behind by one candidate would steal a core from the next one.
+    """
     names = list(candidates)
     for _ in range(warmup):
         for name in names:
@@ -117,13 +123,14 @@ def time_interleaved(candidates: dict, repeats: int, warmup: int) -> dict[str, l
     for r in range(repeats):
         order = names[r % len(names) :] + names[: r % len(names)]
         for name in order:
+            time.sleep(pause)
             t0 = time.perf_counter()
             candidates[name]()
             times[name].append(time.perf_counter() - t0)
     return times
 
 
-def run(repeats: int = 15, warmup: int = 2) -> tuple[list[dict], list[tuple[str, str]], bool]:
+def run(repeats: int = 15, warmup: int = 2, pause: float = 0.25) -> tuple[list[dict], list[tuple[str, str]], bool]:
     """Measure; return (rows, machine facts, whether every answer agreed with the reference)."""
     torch = _torch()
     rng = np.random.default_rng(SEED)
@@ -160,7 +167,7 @@ def run(repeats: int = 15, warmup: int = 2) -> tuple[list[dict], list[tuple[str,
 
     errors = {name: float(np.abs(out - reference).max()) for name, out in answers.items()}
     agrees = all(err <= ATOL for err in errors.values())
-    times = time_interleaved(candidates, repeats, warmup)
+    times = time_interleaved(candidates, repeats, warmup, pause)
     med = {name: float(np.median(t)) for name, t in times.items()}
     low = {name: float(np.min(t)) for name, t in times.items()}
 
@@ -218,11 +225,12 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15, help="timed rounds (default 15)")
     parser.add_argument("--warmup", type=int, default=2, help="untimed rounds first (default 2)")
+    parser.add_argument("--pause", type=float, default=0.25, help="seconds idle before each timed call (0.25)")
     parser.add_argument("--json", action="store_true", help="also print the rows as one JSON line at the end")
     args = parser.parse_args(argv)
 
-    rows, facts, agrees = run(args.repeats, args.warmup)
-    print(f"SDPA benchmark: float32, (B, H, T, d) = {SHAPE}; {args.repeats} interleaved rounds, {args.warmup} warm-up")
+    rows, facts, agrees = run(args.repeats, args.warmup, args.pause)
+    print(f"SDPA, float32, (B, H, T, d) = {SHAPE}: {args.repeats} rounds, {args.warmup} warm-up, {args.pause} s pauses")
     width = max(len(name) for name, _ in facts)
     for name, value in facts:
         print(f"  {name.ljust(width)} : {value}")
