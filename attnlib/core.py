@@ -19,14 +19,17 @@ from ._check import (
 __all__ = ["softmax", "scaled_dot_product_attention", "softmax_jacobian", "attention_entropy"]
 
 
-def _softmax_inplace(z: np.ndarray, axis: int, temperature: float) -> np.ndarray:
+def _softmax_inplace(z: np.ndarray, axis: int, temperature: float, zmax: np.ndarray | None = None) -> np.ndarray:
     """Overwrite float array ``z`` with softmax(z / temperature) along ``axis``.
 
     Rows that are entirely -inf (fully masked) become all zeros instead of NaN.
+    ``zmax`` may pass in ``z.max(axis, keepdims=True)`` when the caller already has it
+    (it is then overwritten).
     """
-    m = z.max(axis=axis, keepdims=True)
+    m = z.max(axis=axis, keepdims=True) if zmax is None else zmax
     dead = np.isneginf(m)
-    if dead.any():
+    any_dead = bool(dead.any())
+    if any_dead:
         m[dead] = 0.0
     z -= m  # the largest entry becomes 0: exp never overflows
     if temperature != 1.0:
@@ -34,7 +37,7 @@ def _softmax_inplace(z: np.ndarray, axis: int, temperature: float) -> np.ndarray
             z /= temperature
     np.exp(z, out=z)
     s = z.sum(axis=axis, keepdims=True)
-    if dead.any():
+    if any_dead:
         s[dead] = 1.0
     z /= s
     return z
@@ -120,9 +123,33 @@ def _attention_inputs(q, k, v):
     return q.astype(dtype, copy=False), k.astype(dtype, copy=False), v.astype(dtype, copy=False), batch
 
 
-def _broadcast_copy(a: np.ndarray, shape: tuple) -> np.ndarray:
-    """Return ``a`` if it already has ``shape``, else a writable broadcast copy."""
-    return a if a.shape == shape else np.broadcast_to(a, shape).copy()
+# Logits are processed in blocks of about this many elements (1 MiB of float32), so that
+# each block's softmax passes and its second matmul run while the block is still in cache.
+_BLOCK_ELEMENTS = 1 << 18
+
+
+def _blocks(lead: tuple, row: int):
+    """Yield index tuples that cut an array of shape (*lead, row) into cache-sized blocks.
+
+    Each block spans whole trailing axes of ``lead`` and a slice of one axis, so that it
+    holds about ``_BLOCK_ELEMENTS`` elements (one row of ``row`` elements at the least).
+    """
+    inner, axis = row, len(lead)
+    while axis > 0 and inner * lead[axis - 1] <= _BLOCK_ELEMENTS:
+        inner *= lead[axis - 1]
+        axis -= 1
+    if axis == 0:
+        yield ()
+        return
+    step = max(1, _BLOCK_ELEMENTS // inner)
+    for outer in np.ndindex(*lead[: axis - 1]):
+        for start in range(0, lead[axis - 1], step):
+            yield (*outer, slice(start, start + step))
+
+
+def _raise_if_overflowed(bad: bool) -> None:
+    if bad:
+        raise ValueError("the logits q·kᵀ·scale overflowed to ±inf; q or k has values too large for its dtype")
 
 
 def scaled_dot_product_attention(q, k, v, mask=None, scale=None, temperature=1.0):
@@ -141,25 +168,46 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None, temperature=1.0
     A query whose keys are all masked gets weights 0 and output 0 (never NaN).
     """
     q, k, v, batch = _attention_inputs(q, k, v)
-    d_k = q.shape[-1]
+    L, d_k, S, d_v = q.shape[-2], q.shape[-1], k.shape[-2], v.shape[-1]
     scale = 1.0 / np.sqrt(d_k) if scale is None else positive_scalar(scale, "scale")
     temperature = positive_scalar(temperature, "temperature")
-    logits_shape = (*batch, q.shape[-2], k.shape[-2])
+    logits_shape = (*batch, L, S)
     m = None if mask is None else _check_mask(mask, logits_shape)
-    # fold scale (and, unless a float mask comes first, the temperature) into the small q
-    fold = scale / temperature if m is None or m.dtype.kind == "b" else scale
-    with np.errstate(over="ignore", invalid="ignore"):
-        logits = _broadcast_copy(np.matmul(q * q.dtype.type(fold), np.swapaxes(k, -1, -2)), logits_shape)
-    if not (np.isfinite(logits.max()) and np.isfinite(logits.min())):
-        raise ValueError("the logits q·kᵀ·scale overflowed to ±inf; q or k has values too large for its dtype")
-    t = 1.0
-    if m is not None and m.dtype.kind == "b":
-        np.copyto(logits, -np.inf, where=~m)
-    elif m is not None:
-        logits += m.astype(logits.dtype, copy=False)
+    if m is None or m.dtype.kind == "b":
+        # fold scale and temperature into the (small) q before the big matmul
+        q = q * q.dtype.type(scale / temperature)
+        t = 1.0
+    else:
+        q = q * q.dtype.type(scale)
+        m = m.astype(q.dtype, copy=False)
         t = temperature
-    weights = _softmax_inplace(logits, -1, t)
-    return np.matmul(weights, v), weights
+    weights = np.empty(logits_shape, dtype=q.dtype)
+    output = np.empty((*batch, L, d_v), dtype=q.dtype)
+    if weights.size == 0:
+        return np.matmul(weights, np.broadcast_to(v, (*batch, S, d_v))), weights
+    # Broadcast views (no copies); each block below is a view into them.
+    qb = np.broadcast_to(q, (*batch, L, d_k))
+    ktb = np.broadcast_to(np.swapaxes(k, -1, -2), (*batch, d_k, S))
+    vb = np.broadcast_to(v, (*batch, S, d_v))
+    mb = None if m is None else np.broadcast_to(m, logits_shape)
+    nb = len(batch)
+    for idx in _blocks((*batch, L), S):
+        w = weights[idx]
+        with np.errstate(over="ignore", invalid="ignore"):
+            np.matmul(qb[idx], ktb[idx[:nb]], out=w)
+        # finite inputs give -inf or NaN here only by overflow (min propagates NaN); check
+        # before the mask adds its legitimate -inf. +inf shows in the row maxima below.
+        _raise_if_overflowed(not np.isfinite(w.min()))
+        if mb is not None:
+            if mb.dtype.kind == "b":
+                np.copyto(w, -np.inf, where=~mb[idx])
+            else:
+                w += mb[idx]
+        row_max = w.max(axis=-1, keepdims=True)
+        _raise_if_overflowed(bool(np.isposinf(row_max).any()))
+        _softmax_inplace(w, -1, t, zmax=row_max)
+        np.matmul(w, vb[idx[:nb]], out=output[idx])
+    return output, weights
 
 
 def _check_probabilities(p, name: str, allow_zero_rows: bool) -> np.ndarray:

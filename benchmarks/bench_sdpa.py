@@ -1,0 +1,253 @@
+"""Time attnlib.scaled_dot_product_attention against its floor, PyTorch's CPU SDPA.
+
+Shape: float32, B=4 heads H=8, T=512 queries and keys, d=64 (issue 2 and issue 7).
+Goal: attnlib's median time at most 2.0x torch's, measured in the same run.
+
+    python benchmarks/bench_sdpa.py              # prints machine facts and a table
+    python benchmarks/bench_sdpa.py --json       # also prints the rows as one JSON line (for run_all.py)
+
+Torch is optional (never a dependency of the project). Without it the script still times
+attnlib and the naive numpy version and says that the torch ratio is missing.
+
+The candidates are timed in interleaved rounds (each round runs every candidate once, in a
+rotating order), so a burst of load from other processes on a shared machine hits all of
+them alike, with a short pause before each timed call so that one library's spinning
+worker threads do not slow the next candidate. Median and min over the rounds are both reported. Timing never fails the
+script; a wrong answer (attnlib disagreeing with the float64 reference) exits with 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+
+import numpy as np
+
+import attnlib
+
+SHAPE = (4, 8, 512, 64)  # (B, H, T, d)
+GOAL = 2.0  # attnlib / torch, median time
+SEED = 0
+# float32 attention against a float64 reference: the logits carry ~1e-7 relative error
+# through a 64-term dot product and a 512-term softmax sum; 1e-5 absolute is ample.
+ATOL = 1e-5
+
+
+def naive_sdpa(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Textbook attention in numpy: q kᵀ/√d, softmax with max-subtraction, then @ v.
+
+    q : (..., T, d), k : (..., T, d), v : (..., T, d). Returns (..., T, d).
+    """
+    logits = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]).astype(q.dtype)
+    logits = logits - logits.max(axis=-1, keepdims=True)
+    e = np.exp(logits)
+    weights = e / e.sum(axis=-1, keepdims=True)
+    return weights @ v
+
+
+def _torch():
+    """Return the torch module, or None when it is not importable."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+def _one_blas_thread():
+    """threadpoolctl's ``threadpool_limits`` (a context manager), or None without it."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return None
+    return threadpool_limits
+
+
+def blas_summary() -> str:
+    """One line naming numpy's BLAS, its version, kernel and thread count."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        threadpool_info = None
+    if threadpool_info is not None:
+        infos = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+        if infos:
+            parts = [
+                f"{i.get('internal_api')} {i.get('version')} (kernel {i.get('architecture')}, "
+                f"{i.get('num_threads')} threads)"
+                for i in infos
+            ]
+            return "; ".join(parts) + " [threadpoolctl]"
+    try:
+        cfg = np.show_config(mode="dicts")
+        blas = cfg["Build Dependencies"]["blas"]
+        return f"{blas.get('name')} {blas.get('version')} [np.show_config; threads unknown]"
+    except Exception as err:  # older numpy or an unusual build: say so rather than fail
+        return f"unknown ({type(err).__name__}: {err})"
+
+
+def machine_facts(torch) -> list[tuple[str, str]]:
+    """Facts that decide these timings, as (name, value) pairs."""
+    facts = [
+        ("python", platform.python_version()),
+        ("numpy", np.__version__),
+        ("BLAS", blas_summary()),
+        ("cpu", f"{platform.machine()}, os.cpu_count()={os.cpu_count()}, usable={len(os.sched_getaffinity(0))}"),
+    ]
+    for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+        facts.append((var, os.environ.get(var, "(unset)")))
+    if torch is not None:
+        facts.append(("torch", f"{torch.__version__}, {torch.get_num_threads()} intra-op threads"))
+    else:
+        facts.append(("torch", "not importable: no ratio to torch (see benchmarks/README.md)"))
+    facts.append(("load average", " ".join(f"{x:.2f}" for x in os.getloadavg())))
+    return facts
+
+
+def time_interleaved(candidates: dict, repeats: int, warmup: int, pause: float) -> dict[str, list[float]]:
+    """Run every candidate once per round, rotating the order; return seconds per candidate.
+
+    Sleeps ``pause`` seconds before each timed call: OpenBLAS's worker threads keep spinning
+    for up to ~0.1 s after a matmul (and OpenMP's after torch's call), and a spinning pool
+    left behind by one candidate would steal a core from the next one.
+    """
+    names = list(candidates)
+    for _ in range(warmup):
+        for name in names:
+            candidates[name]()
+    times = {name: [] for name in names}
+    for r in range(repeats):
+        order = names[r % len(names) :] + names[: r % len(names)]
+        for name in order:
+            time.sleep(pause)
+            t0 = time.perf_counter()
+            candidates[name]()
+            times[name].append(time.perf_counter() - t0)
+    return times
+
+
+def run(repeats: int = 15, warmup: int = 2, pause: float = 0.25) -> tuple[list[dict], list[tuple[str, str]], bool]:
+    """Measure; return (rows, machine facts, whether every answer agreed with the reference)."""
+    torch = _torch()
+    rng = np.random.default_rng(SEED)
+    q, k, v = (rng.standard_normal(SHAPE).astype(np.float32) for _ in range(3))
+
+    reference = naive_sdpa(q.astype(np.float64), k.astype(np.float64), v.astype(np.float64))
+    candidates = {
+        "attnlib": lambda: attnlib.scaled_dot_product_attention(q, k, v),
+        "naive numpy": lambda: naive_sdpa(q, k, v),
+    }
+    answers = {"attnlib": attnlib.scaled_dot_product_attention(q, k, v)[0], "naive numpy": naive_sdpa(q, k, v)}
+    if torch is not None:
+        tq, tk, tv = (torch.from_numpy(x) for x in (q, k, v))
+        sdpa = torch.nn.functional.scaled_dot_product_attention
+        with torch.no_grad():
+            answers["torch"] = sdpa(tq, tk, tv).numpy()
+
+        def torch_call():
+            with torch.no_grad():
+                sdpa(tq, tk, tv)
+
+        candidates["torch"] = torch_call
+
+    limiter = _one_blas_thread()
+    if limiter is not None:  # diagnostic: how much of attnlib's time is lost to BLAS threads fighting for cores
+
+        def attnlib_one_thread():
+            with limiter(limits=1, user_api="blas"):
+                attnlib.scaled_dot_product_attention(q, k, v)
+
+        candidates["attnlib, BLAS on 1 thread"] = attnlib_one_thread
+        with limiter(limits=1, user_api="blas"):
+            answers["attnlib, BLAS on 1 thread"] = attnlib.scaled_dot_product_attention(q, k, v)[0]
+
+    errors = {name: float(np.abs(out - reference).max()) for name, out in answers.items()}
+    agrees = all(err <= ATOL for err in errors.values())
+    times = time_interleaved(candidates, repeats, warmup, pause)
+    med = {name: float(np.median(t)) for name, t in times.items()}
+    low = {name: float(np.min(t)) for name, t in times.items()}
+
+    rows = []
+    shape = "x".join(map(str, SHAPE))
+    for name in candidates:
+        row = {
+            "benchmark": "sdpa",
+            "figure": f"{name}: SDPA f32 {shape}",
+            "median_ms": med[name] * 1e3,
+            "min_ms": low[name] * 1e3,
+            "floor": "torch CPU SDPA" if torch is not None else "(torch missing)",
+            "ratio": med[name] / med["torch"] if torch is not None else None,
+            "ratio_min": low[name] / low["torch"] if torch is not None else None,
+            "goal": f"<= {GOAL}x" if name == "attnlib" else "",
+            "met": None,
+            "max_abs_err": errors[name],
+        }
+        if name == "attnlib" and row["ratio"] is not None:
+            row["met"] = row["ratio"] <= GOAL
+        rows.append(row)
+    return rows, machine_facts(torch), agrees
+
+
+def _fmt(x, spec: str) -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def print_table(rows: list[dict]) -> None:
+    """Print rows as an aligned text table."""
+    head = ["figure", "median ms", "min ms", "ratio (median)", "ratio (min)", "goal", "met", "max |err|"]
+    body = [
+        [
+            r["figure"],
+            _fmt(r["median_ms"], ".1f"),
+            _fmt(r["min_ms"], ".1f"),
+            _fmt(r["ratio"], ".2f") + ("x" if r["ratio"] is not None else ""),
+            _fmt(r["ratio_min"], ".2f") + ("x" if r["ratio_min"] is not None else ""),
+            r["goal"] or "-",
+            {True: "yes", False: "NO", None: "-"}[r["met"]],
+            _fmt(r["max_abs_err"], ".1e"),
+        ]
+        for r in rows
+    ]
+    widths = [max(len(str(line[i])) for line in [head, *body]) for i in range(len(head))]
+    for i, line in enumerate([head, *body]):
+        pairs = enumerate(zip(line, widths, strict=True))
+        cells = [str(c).ljust(w) if j == 0 else str(c).rjust(w) for j, (c, w) in pairs]
+        print("  ".join(cells))
+        if i == 0:
+            print("  ".join("-" * w for w in widths))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=15, help="timed rounds (default 15)")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed rounds first (default 2)")
+    parser.add_argument("--pause", type=float, default=0.25, help="seconds idle before each timed call (0.25)")
+    parser.add_argument("--json", action="store_true", help="also print the rows as one JSON line at the end")
+    args = parser.parse_args(argv)
+
+    rows, facts, agrees = run(args.repeats, args.warmup, args.pause)
+    print(f"SDPA, float32, (B, H, T, d) = {SHAPE}: {args.repeats} rounds, {args.warmup} warm-up, {args.pause} s pauses")
+    width = max(len(name) for name, _ in facts)
+    for name, value in facts:
+        print(f"  {name.ljust(width)} : {value}")
+    print()
+    print_table(rows)
+    print()
+    print(f"ratio = time / torch's time in the same run; goal: attnlib <= {GOAL}x torch (median).")
+    print(f"max |err| = largest difference from a float64 reference (tolerance {ATOL:g}).")
+    if _one_blas_thread() is not None:
+        print("'BLAS on 1 thread' is a diagnostic (threadpoolctl limit inside this script only): when it beats")
+        print("plain attnlib, other processes are contending for the cores and the median ratio is inflated.")
+    if not agrees:
+        print("WRONG ANSWER: a candidate disagrees with the float64 reference beyond the tolerance.")
+    if args.json:
+        print(json.dumps(rows))
+    return 0 if agrees else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
