@@ -168,10 +168,10 @@ def erf(x) -> np.ndarray:
 def gelu(x) -> np.ndarray:
     """GELU with the exact erf, x·Φ(x) = x·(1 + erf(x/√2))/2, as BERT's "gelu" (lesson 08).
 
-    The tanh approximation differs from this by up to about 1e-3 on the real activations.
+    The tanh approximation differs from it by up to 4.7e-4 on [-6, 6] (measured in the tests).
     """
     arr = as_float_array(x, "x")
-    return 0.5 * arr * (1.0 + erf(arr / np.sqrt(2.0)))
+    return 0.5 * arr * (1.0 + erf(arr / math.sqrt(2.0)))
 
 
 def layer_norm(x, weight, bias, eps=LAYER_NORM_EPS) -> np.ndarray:
@@ -293,8 +293,9 @@ class MiniLM:
         q, k = mha.project(x, x)
         attn, weights = mha(x, x, x, mask=key_mask)
         x = layer_norm(x + attn, w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"])
-        h = gelu(x @ w[p + "intermediate.dense.weight"].T + w[p + "intermediate.dense.bias"])
-        h = h @ w[p + "output.dense.weight"].T + w[p + "output.dense.bias"]
+        flat = x.reshape(-1, x.shape[-1])  # one (B·T, E) matmul is much faster than B small ones
+        h = gelu(flat @ w[p + "intermediate.dense.weight"].T + w[p + "intermediate.dense.bias"])
+        h = (h @ w[p + "output.dense.weight"].T + w[p + "output.dense.bias"]).reshape(x.shape)
         x = layer_norm(x + h, w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"])
         return x, LayerTrace(q, k, weights)
 
