@@ -348,7 +348,8 @@ def _moments(q: np.ndarray, k: np.ndarray) -> dict:
     cq = np.cov(q, rowvar=False, bias=True)  # (d_k, d_k)
     ck = np.cov(k, rowvar=False, bias=True)
     var_q, var_k = q.var(), k.var()  # pooled over all entries
-    rho = float(np.corrcoef(q.ravel(), k.ravel())[0, 1])
+    qc, kc = q - mq, k - mk  # what a token's q and k hold beyond the components' means
+    rho = float((qc * kc).mean() / np.sqrt((qc**2).mean() * (kc**2).mean()))
     return {
         "mean_q": q.mean(), "mean_k": k.mean(), "var_q": var_q, "var_k": var_k, "rho_qk": rho,
         "iid_prediction": d * var_q * var_k,
@@ -356,7 +357,16 @@ def _moments(q: np.ndarray, k: np.ndarray) -> dict:
         # Var(q·k) = tr(Σ_q Σ_k) + μ_kᵀ Σ_q μ_k + μ_qᵀ Σ_k μ_q
         "cov_prediction": np.trace(cq @ ck) + mk @ cq @ mk + mq @ ck @ mq,
         "mean_prediction": mq @ mk,
+        # E[q_a·k_a] − E[q_a·k_b] = Σ_i Cov(q_i, k_i) for independent tokens a ≠ b
+        "self_prediction_scaled": (qc * kc).mean(axis=0).sum() / np.sqrt(d),
     }
+
+
+def _self_excess(logits: np.ndarray) -> np.ndarray:
+    """(n, n) logits of one sentence -> (n,) own-key logit minus the mean of the others (n ≥ 2)."""
+    n = len(logits)
+    diag = np.diag(logits)
+    return diag - (logits.sum(axis=1) - diag) / max(n - 1, 1)
 
 
 def head_statistics(out: EncoderOutput) -> dict:
@@ -367,7 +377,11 @@ def head_statistics(out: EncoderOutput) -> dict:
       var_logit, var_logit_scaled : Var(q·k) and Var(q·k/√d_k) over all pairs;
       row_var_scaled : the mean over queries of Var over keys of q·k/√d_k (what a softmax row sees);
       mean_logit : E[q·k];   mean_q, mean_k, var_q, var_k : pooled over tokens and components;
-      rho_qk : correlation of q_i with k_i, same token and component;
+      rho_qk : correlation of q_i with k_i, same token and component, each centred on its
+          component's mean (pooled over components);
+      self_prediction_scaled : Σ_i Cov(q_i, k_i)/√d_k, what rho_qk predicts for self_excess_scaled;
+      self_excess_scaled : mean over queries of (q·k with its own key − mean q·k with the other
+          keys)/√d_k, the pull of a token towards itself;
       iid_prediction : d_k·Var(q_i)·Var(k_i) (zero mean, independent components);
       cov_prediction, mean_prediction : Var and E of q·k for independent tokens with the
           measured per-component means and covariance matrices;
@@ -387,7 +401,8 @@ def head_statistics(out: EncoderOutput) -> dict:
             flat = np.concatenate([g.ravel() for g in logits])
             rows = np.concatenate([g.var(axis=1) for g in logits]) / d
             row = {"var_logit": flat.var(), "var_logit_scaled": (flat / np.sqrt(d)).var(),
-                   "row_var_scaled": rows.mean(), "mean_logit": flat.mean()}
+                   "row_var_scaled": rows.mean(), "mean_logit": flat.mean(),
+                   "self_excess_scaled": np.concatenate([_self_excess(g) for g in logits]).mean() / np.sqrt(d)}
             row |= _moments(np.concatenate(qs), np.concatenate(ks))
             row["entropy_scaled"] = np.concatenate([attention_entropy(softmax(g / np.sqrt(d))) for g in logits]).mean()
             row["entropy_unscaled"] = np.concatenate([attention_entropy(softmax(g)) for g in logits]).mean()

@@ -244,7 +244,11 @@ def test_head_statistics_by_brute_force(ref_run):
     real_k = np.concatenate([k[b, :n] for b, n in enumerate(batch.lengths)])
     assert s["var_q"][layer, head] == pytest.approx(real_q.var(), rel=1e-12)
     assert s["iid_prediction"][layer, head] == pytest.approx(32 * real_q.var() * real_k.var(), rel=1e-12)
-    assert s["rho_qk"][layer, head] == pytest.approx(np.corrcoef(real_q.ravel(), real_k.ravel())[0, 1], rel=1e-12)
+    qc, kc = real_q - real_q.mean(0), real_k - real_k.mean(0)  # centred per component
+    assert s["rho_qk"][layer, head] == pytest.approx(np.corrcoef(qc.ravel(), kc.ravel())[0, 1], rel=1e-9)
+    own = [q[b, i] @ k[b, i] - np.mean([q[b, i] @ k[b, j] for j in range(n) if j != i])
+           for b, n in enumerate(batch.lengths) for i in range(n)]
+    assert s["self_excess_scaled"][layer, head] == pytest.approx(np.mean(own) / np.sqrt(32), rel=1e-9)
     w = out.layers[layer].weights[:, head]
     h = np.concatenate([attention_entropy(w[b, :n, :n]) for b, n in enumerate(batch.lengths)])
     assert s["entropy_scaled"][layer, head] == pytest.approx(h.mean(), rel=1e-12)
@@ -269,6 +273,7 @@ def test_covariance_prediction_holds_for_independent_vectors():
     # 36 000 pairs from 1 200 vectors each: a few per cent of sampling error
     assert s["var_logit"][0, 0] == pytest.approx(s["cov_prediction"][0, 0], rel=0.1)
     assert s["mean_logit"][0, 0] == pytest.approx(s["mean_prediction"][0, 0], abs=0.15)
+    assert abs(s["rho_qk"][0, 0]) < 0.03 and abs(s["self_excess_scaled"][0, 0]) < 0.1  # q, k independent
     # and the iid shorthand misses it, because the means are not zero
     assert s["var_logit"][0, 0] > 1.2 * s["iid_prediction"][0, 0]
 
