@@ -357,6 +357,10 @@ def _moments(q: np.ndarray, k: np.ndarray) -> dict:
         # Var(q·k) = tr(Σ_q Σ_k) + μ_kᵀ Σ_q μ_k + μ_qᵀ Σ_k μ_q
         "cov_prediction": np.trace(cq @ ck) + mk @ cq @ mk + mq @ ck @ mq,
         "mean_prediction": mq @ mk,
+        # share of E|q|² carried by the per-component means (0 for zero-mean components)
+        "mean_share_q": (mq @ mq) / (q**2).sum(axis=1).mean(), "mean_share_k": (mk @ mk) / (k**2).sum(axis=1).mean(),
+        # participation ratio (tr Σ)²/tr(Σ²): d_k for independent equal-variance components, 1 for a single direction
+        "eff_dim_q": np.trace(cq) ** 2 / np.trace(cq @ cq), "eff_dim_k": np.trace(ck) ** 2 / np.trace(ck @ ck),
         # E[q_a·k_a] − E[q_a·k_b] = Σ_i Cov(q_i, k_i) for independent tokens a ≠ b
         "self_prediction_scaled": (qc * kc).mean(axis=0).sum() / np.sqrt(d),
     }
@@ -383,6 +387,8 @@ def head_statistics(out: EncoderOutput) -> dict:
       self_excess_scaled : mean over queries of (q·k with its own key − mean q·k with the other
           keys)/√d_k, the pull of a token towards itself;
       iid_prediction : d_k·Var(q_i)·Var(k_i) (zero mean, independent components);
+      mean_share_q, mean_share_k : |μ|²/E|q|², the part of the squared length that every token shares;
+      eff_dim_q, eff_dim_k : (tr Σ)²/tr(Σ²), how many independent equal directions the spread fills;
       cov_prediction, mean_prediction : Var and E of q·k for independent tokens with the
           measured per-component means and covariance matrices;
       entropy_scaled, entropy_unscaled : mean attention entropy (nats) of softmax(q·k/√d_k)

@@ -243,6 +243,8 @@ def test_head_statistics_by_brute_force(ref_run):
     real_q = np.concatenate([q[b, :n] for b, n in enumerate(batch.lengths)])
     real_k = np.concatenate([k[b, :n] for b, n in enumerate(batch.lengths)])
     assert s["var_q"][layer, head] == pytest.approx(real_q.var(), rel=1e-12)
+    mu = real_q.mean(0)
+    assert s["mean_share_q"][layer, head] == pytest.approx(mu @ mu / (real_q**2).sum(1).mean(), rel=1e-9)
     assert s["iid_prediction"][layer, head] == pytest.approx(32 * real_q.var() * real_k.var(), rel=1e-12)
     qc, kc = real_q - real_q.mean(0), real_k - real_k.mean(0)  # centred per component
     assert s["rho_qk"][layer, head] == pytest.approx(np.corrcoef(qc.ravel(), kc.ravel())[0, 1], rel=1e-9)
@@ -287,6 +289,7 @@ def test_zero_mean_iid_vectors_meet_the_iid_prediction():
     expected = dot_product_moments(16, 1.5, 0.5)[1]
     assert s["iid_prediction"][0, 0] == pytest.approx(expected, rel=0.05)
     assert s["var_logit"][0, 0] == pytest.approx(expected, rel=0.08)
+    assert s["eff_dim_q"][0, 0] == pytest.approx(16, rel=0.05) and s["mean_share_q"][0, 0] < 0.01
 
 
 def test_statistics_views_do_not_warn(ref_run):
