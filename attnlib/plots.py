@@ -142,6 +142,7 @@ def heatmap(matrix, ax=None, title=None, xlabel="key position", ylabel="query po
 # Lessons 07-08 (training run, pretrained model)
 # ---------------------------------------------------------------------------
 # lesson 08
+from matplotlib.colors import LogNorm  # noqa: E402
 
 
 @projector_style
@@ -164,7 +165,11 @@ def layer_head_grid(values, ax=None, title=None, colorbar_label="", norm=None, c
         r, g, b, _ = im.cmap(im.norm(v))
         ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=9,
                 color="black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white")
-    fig.colorbar(im, ax=ax, label=colorbar_label)
+    cbar = fig.colorbar(im, ax=ax, label=colorbar_label)
+    if isinstance(im.norm, LogNorm):  # plain numbers, not 4×10⁰
+        ticks = [t for t in (0.1, 0.25, 0.5, 1, 2, 4, 10, 25, 50, 100, 250, 1000) if im.norm.vmin <= t <= im.norm.vmax]
+        cbar.set_ticks(ticks, labels=[f"{t:g}" for t in ticks])
+        cbar.ax.minorticks_off()
     if title:
         ax.set_title(title)
     return fig
@@ -227,7 +232,7 @@ def layer_profile(stats, layer, axes=None, var_ylim=None):
     ax.bar(heads - 0.2, stats["entropy_unscaled"][i], width=0.4, color=UNSCALED, label="softmax(q·k)")
     ax.bar(heads + 0.2, stats["entropy_scaled"][i], width=0.4, color=SCALED, label="softmax(q·k/√d_k)")
     ax.axhline(stats["log_keys"][i].mean(), color=PALETTE["black"], ls="--", lw=1, label="uniform: mean log n")
-    ax.set_ylim(0, 1.15 * stats["log_keys"].max())
+    ax.set_ylim(0, 1.35 * stats["log_keys"].max())
     ax.set_ylabel("mean entropy (nats)")
     ax.set_xlabel("head")
     ax.set_xticks(heads)

@@ -297,3 +297,51 @@ def test_statistics_views_do_not_warn(ref_run):
     _, out = ref_run
     s = mm.head_statistics(out)
     assert np.isfinite(np.stack(list(s.values()))).all()
+
+
+# --- figures and the layer slider -------------------------------------------
+
+
+def test_layer_slider_at_its_extremes_draws_without_warnings(ref_run):
+    import matplotlib.pyplot as plt
+
+    from attnlib import widgets
+
+    _, out = ref_run
+    stats = mm.head_statistics(out)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        view = widgets.minilm_layer_view(stats, var_ylim=(0.3, 5000))
+        slider = view.sliders["layer"]
+        assert (slider.min, slider.max) == (1, 6)
+        for layer in (slider.min, slider.max):
+            slider.value = layer
+            fig = view.last_figure
+            assert fig.axes[0].get_title() == f"layer {layer}"
+            heights = [p.get_height() for p in fig.axes[0].patches]
+            np.testing.assert_allclose(heights[:12], stats["var_logit"][layer - 1])
+    plt.close("all")
+
+
+def test_lesson_08_figures_draw_without_warnings(ref_run):
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import LogNorm
+
+    from attnlib import plots
+
+    batch, out = ref_run
+    s = mm.head_statistics(out)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fig = plots.layer_head_grid(s["var_logit_scaled"], norm=LogNorm(0.3, 120), colorbar_label="v")
+        assert [t.get_text() for t in fig.axes[1].get_yticklabels()][:3] == ["0.5", "1", "2"]
+        assert len(fig.axes[0].texts) == 72
+        fig = plots.prediction_scatter(s["var_logit"], {"iid": s["iid_prediction"]})
+        assert fig.axes[0].get_xscale() == "log"
+        fig = plots.layer_profiles(s, (1, 6))
+        assert len(fig.axes) == 4
+        n = int(batch.lengths[0])
+        w = out.layers[0].weights[0, 0, :n, :n]
+        fig = plots.token_attention_pair(w, w, batch.tokens[0])
+        assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == batch.tokens[0]
+    plt.close("all")
