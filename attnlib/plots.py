@@ -141,3 +141,137 @@ def heatmap(matrix, ax=None, title=None, xlabel="key position", ylabel="query po
 # ---------------------------------------------------------------------------
 # Lessons 07-08 (training run, pretrained model)
 # ---------------------------------------------------------------------------
+# lesson 08
+from matplotlib.colors import LogNorm  # noqa: E402
+
+
+@projector_style
+def layer_head_grid(values, ax=None, title=None, colorbar_label="", norm=None, cmap=SEQUENTIAL_CMAP, fmt="{:.2g}"):
+    """Heatmap of one number per (layer, head), each cell printed, with a labelled colour bar (lesson 08).
+
+    values : (n_layers, n_heads). Layers and heads are numbered from 1 on the axes.
+    norm : a matplotlib Normalize (e.g. LogNorm) or None for a linear scale over the data.
+    """
+    values = np.asarray(values, dtype=float)
+    n_layers, n_heads = values.shape
+    fig, ax = axes_or_new(ax, figsize=(9.0, 4.2))
+    im = ax.imshow(values, cmap=cmap, norm=norm, aspect="auto")
+    ax.grid(False)
+    ax.set_xticks(range(n_heads), [str(h + 1) for h in range(n_heads)])
+    ax.set_yticks(range(n_layers), [str(i + 1) for i in range(n_layers)])
+    ax.set_xlabel("head")
+    ax.set_ylabel("layer")
+    for (i, j), v in np.ndenumerate(values):
+        r, g, b, _ = im.cmap(im.norm(v))
+        ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=9,
+                color="black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white")
+    cbar = fig.colorbar(im, ax=ax, label=colorbar_label)
+    if isinstance(im.norm, LogNorm):  # plain numbers, not 4×10⁰
+        ticks = [t for t in (0.1, 0.25, 0.5, 1, 2, 4, 10, 25, 50, 100, 250, 1000) if im.norm.vmin <= t <= im.norm.vmax]
+        cbar.set_ticks(ticks, labels=[f"{t:g}" for t in ticks])
+        cbar.ax.minorticks_off()
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+@projector_style
+def prediction_scatter(measured, predictions, ax=None, title=None, unit="Var(q·k)"):
+    """Predicted against measured values, one point per head, on log-log axes with the line y = x (lesson 08).
+
+    measured : (n,) or (n_layers, n_heads).  predictions : {label: array like measured}.
+    """
+    measured = np.ravel(np.asarray(measured, dtype=float))
+    fig, ax = axes_or_new(ax, figsize=(6.0, 5.0))
+    colours = [PALETTE["orange"], PALETTE["green"], PALETTE["purple"], PALETTE["sky"]]
+    every = [measured]
+    for (label, pred), colour in zip(predictions.items(), colours, strict=False):
+        pred = np.ravel(np.asarray(pred, dtype=float))
+        every.append(pred)
+        ax.scatter(pred, measured, s=28, color=colour, alpha=0.85, label=label, edgecolors="none")
+    lo, hi = min(a.min() for a in every) / 1.3, max(a.max() for a in every) * 1.3
+    ax.plot([lo, hi], [lo, hi], color=PALETTE["black"], lw=1, ls="--", label="prediction = measured")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_xlabel(f"predicted {unit}")
+    ax.set_ylabel(f"measured {unit}")
+    ax.legend(loc="upper left")
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+@projector_style
+def layer_profile(stats, layer, axes=None, var_ylim=None):
+    """One layer's heads: Var(q·k) raw and ÷√d_k with the iid prediction, and entropy with and without
+    the division (lesson 08). Used by the layer slider and its small multiples.
+
+    stats : dict from ``attnlib.minilm.head_statistics`` ((n_layers, n_heads) arrays).
+    layer : 1-based layer number.  axes : two Axes (variance, entropy) or None for a new figure.
+    """
+    if axes is None:
+        fig, axes = plt.subplots(2, 1, figsize=(7.5, 6.0), sharex=True, layout="constrained")
+    fig = axes[0].figure
+    i = layer - 1
+    heads = np.arange(1, stats["var_logit"].shape[1] + 1)
+    ax = axes[0]
+    ax.bar(heads - 0.2, stats["var_logit"][i], width=0.4, color=UNSCALED, label="Var(q·k)")
+    ax.bar(heads + 0.2, stats["var_logit_scaled"][i], width=0.4, color=SCALED, label="Var(q·k/√d_k)")
+    ax.scatter(heads - 0.2, stats["iid_prediction"][i], marker="_", s=150, color=PALETTE["black"], zorder=3,
+               label="iid prediction d_k·Var(q_i)·Var(k_i)")
+    ax.axhline(1.0, color=SCALED, ls=":", lw=1)
+    ax.set_yscale("log")
+    if var_ylim:
+        ax.set_ylim(*var_ylim)
+    ax.set_ylabel("variance of the logits")
+    ax.set_title(f"layer {layer}")
+    ax.legend(fontsize=9, loc="upper right", ncols=1)
+    ax = axes[1]
+    ax.bar(heads - 0.2, stats["entropy_unscaled"][i], width=0.4, color=UNSCALED, label="softmax(q·k)")
+    ax.bar(heads + 0.2, stats["entropy_scaled"][i], width=0.4, color=SCALED, label="softmax(q·k/√d_k)")
+    ax.axhline(stats["log_keys"][i].mean(), color=PALETTE["black"], ls="--", lw=1, label="uniform: mean log n")
+    ax.set_ylim(0, 1.35 * stats["log_keys"].max())
+    ax.set_ylabel("mean entropy (nats)")
+    ax.set_xlabel("head")
+    ax.set_xticks(heads)
+    ax.legend(fontsize=9, loc="upper right", ncols=3)
+    return fig
+
+
+@projector_style
+def layer_profiles(stats, layers, var_ylim=None):
+    """Small multiples of ``layer_profile`` side by side for the given 1-based layers (lesson 08)."""
+    fig, axes = plt.subplots(2, len(layers), figsize=(5.2 * len(layers), 6.0), sharex=True, sharey="row",
+                             layout="constrained", squeeze=False)
+    for col, layer in enumerate(layers):
+        layer_profile(stats, layer, axes=axes[:, col], var_ylim=var_ylim)
+        if col:
+            axes[0, col].get_legend().remove()
+            axes[1, col].get_legend().remove()
+            axes[0, col].set_ylabel("")
+            axes[1, col].set_ylabel("")
+    return fig
+
+
+@projector_style
+def token_attention_pair(scaled, unscaled, tokens, title=None):
+    """Attention weights of one head on one sentence, with and without ÷√d_k, side by side (lesson 08).
+
+    scaled, unscaled : (n, n) weights over the real tokens.  tokens : n token strings.
+    """
+    fig, axes = plt.subplots(1, 2, figsize=(11.0, 5.0), layout="constrained")
+    for ax, w, name, colour in ((axes[0], scaled, "softmax(q·k/√d_k): as trained", SCALED),
+                                (axes[1], unscaled, "softmax(q·k): division removed", UNSCALED)):
+        im = ax.imshow(np.asarray(w, dtype=float), cmap=SEQUENTIAL_CMAP, vmin=0.0, vmax=1.0, aspect="auto")
+        ax.grid(False)
+        ax.set_xticks(range(len(tokens)), tokens, rotation=90)
+        ax.set_yticks(range(len(tokens)), tokens)
+        ax.set_xlabel("key token")
+        ax.set_ylabel("query token")
+        ax.set_title(name, color=colour)
+    fig.colorbar(im, ax=axes, label="attention weight")
+    if title:
+        fig.suptitle(title)
+    return fig

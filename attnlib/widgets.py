@@ -188,3 +188,13 @@ def choice_check(question, options, correct, feedback=None) -> ChoiceCheck:
 # ---------------------------------------------------------------------------
 # Lessons 07-08 (training run, pretrained model)
 # ---------------------------------------------------------------------------
+# lesson 08
+
+
+def minilm_layer_view(stats, var_ylim=None):
+    """Slider over MiniLM's layers redrawing ``plots.layer_profile`` from precomputed head statistics."""
+    from . import plots
+
+    n_layers = int(stats["var_logit"].shape[0])
+    return slider_view(lambda layer: plots.layer_profile(stats, layer, var_ylim=var_ylim),
+                       layer=int_slider("layer", 1, n_layers, 1))
