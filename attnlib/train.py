@@ -78,11 +78,12 @@ class RecallTask:
     def n_values(self) -> int:
         return self.value_emb.shape[0]
 
-    def sample(self, batch, n_pairs, rng):
+    def sample(self, batch, n_pairs, rng, return_positions=False):
         """Draw a batch: x_q (B, 1, d_in), x_kv (B, S, d_in), targets (B, 1) ints.
 
         Each sequence has ``n_pairs`` = S distinct keys, each paired with a random value;
         a context vector is (key_emb + value_emb)/√2, the query is one of the keys' key_emb.
+        With ``return_positions`` also returns positions (B,): where the answer sits.
         """
         b = positive_int(batch, "batch")
         s = positive_int(n_pairs, "n_pairs")
@@ -96,7 +97,7 @@ class RecallTask:
         x_kv = (self.key_emb[keys] + self.value_emb[values]) / np.sqrt(2.0)
         x_q = self.key_emb[keys[np.arange(b), pick]][:, None, :]
         targets = values[np.arange(b), pick][:, None]
-        return x_q, x_kv, targets
+        return (x_q, x_kv, targets, pick) if return_positions else (x_q, x_kv, targets)
 
 
 def make_recall_task(n_keys, n_values, d_in, rng) -> RecallTask:
@@ -244,6 +245,11 @@ def _check_targets(targets, shape, n_out) -> np.ndarray:
     return t
 
 
+def _flat(x: np.ndarray) -> np.ndarray:
+    """(B, T, n) -> (B·T, n), so a sum over batch and positions becomes one matmul."""
+    return x.reshape(-1, x.shape[-1])
+
+
 def loss_and_grads(params, x_q, x_kv, targets, scaling) -> tuple[float, dict, dict]:
     """Loss, gradients of every parameter, and attention statistics (lesson 07).
 
@@ -257,7 +263,7 @@ def loss_and_grads(params, x_q, x_kv, targets, scaling) -> tuple[float, dict, di
     t = _check_targets(targets, y.shape[:-1], y.shape[-1])
     loss, dy = _cross_entropy(y, t)
     a, v, o = c["A"], c["v"], c["O"]
-    grads = {"W_o": np.einsum("blv,blo->vo", o, dy)}
+    grads = {"W_o": _flat(o).T @ _flat(dy)}
     do = dy @ p["W_o"].T                                      # (B, L, d_v)
     da = do @ np.swapaxes(v, -1, -2)                          # (B, L, S)
     dv = np.swapaxes(a, -1, -2) @ do                          # (B, S, d_v)
@@ -271,9 +277,9 @@ def loss_and_grads(params, x_q, x_kv, targets, scaling) -> tuple[float, dict, di
     else:
         dq = c["c"] * (dz @ c["k"])
         dk = c["c"] * (np.swapaxes(dz, -1, -2) @ c["q"])
-    grads["W_q"] = np.einsum("bli,blk->ik", c["x_q"], dq)
-    grads["W_k"] = np.einsum("bsi,bsk->ik", c["x_kv"], dk)
-    grads["W_v"] = np.einsum("bsi,bsv->iv", c["x_kv"], dv)
+    grads["W_q"] = _flat(c["x_q"]).T @ _flat(dq)
+    grads["W_k"] = _flat(c["x_kv"]).T @ _flat(dk)
+    grads["W_v"] = _flat(c["x_kv"]).T @ _flat(dv)
     stats = {
         "max_logit": float(np.abs(c["Z"]).max()),
         "entropy": float(attention_entropy(a).mean()),
@@ -359,3 +365,41 @@ def train(task, scaling, d_k, lr, steps, rng, batch=32, n_pairs=16, d_v=None, op
         opt.step(params, grads)
     curves["params"] = params
     return curves
+
+
+CURVE_KEYS = ("loss", "max_logit", "entropy", "accuracy")
+"""The quantities ``train`` records at every step, in the order ``sweep`` stacks them."""
+
+
+def window_means(x, window) -> np.ndarray:
+    """Means of consecutive blocks of ``window`` steps along the last axis (lesson 07).
+
+    x : (..., T) with T a multiple of ``window``.  Returns (..., T // window).
+    """
+    arr = as_float_array(x, "x")
+    w = positive_int(window, "window")
+    if arr.ndim == 0 or arr.shape[-1] % w:
+        raise ValueError(f"the last axis of x (length {arr.shape[-1:]}) must be a multiple of window={w}")
+    return arr.reshape(*arr.shape[:-1], arr.shape[-1] // w, w).mean(axis=-1)
+
+
+def sweep(task, scalings, d_ks, lrs, seeds, steps, window=1, **train_kwargs) -> dict:
+    """Train every (scaling, d_k, lr, seed) combination with the same seeds (lesson 07).
+
+    Returns a dict with
+      curves : (n_scalings, n_d_k, n_lr, n_seeds, 4, steps // window) float64, the
+               CURVE_KEYS averaged over blocks of ``window`` steps;
+      first  : (n_scalings, n_d_k, n_lr, n_seeds, 4), the same quantities at step 0 (init).
+    """
+    scalings = [_check_scaling(s) for s in scalings]
+    shape = (len(scalings), len(d_ks), len(lrs), len(seeds))
+    steps = positive_int(steps, "steps")
+    curves = np.empty((*shape, len(CURVE_KEYS), steps // positive_int(window, "window")))
+    first = np.empty((*shape, len(CURVE_KEYS)))
+    for idx in np.ndindex(shape):
+        i, j, k, s = idx
+        run = train(task, scalings[i], d_ks[j], lrs[k], steps, seeds[s], **train_kwargs)
+        stacked = np.stack([run[key] for key in CURVE_KEYS])
+        curves[idx] = window_means(stacked, window)
+        first[idx] = stacked[:, 0]
+    return {"curves": curves, "first": first}

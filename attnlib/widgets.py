@@ -186,3 +186,21 @@ def choice_check(question, options, correct, feedback=None) -> ChoiceCheck:
 # ---------------------------------------------------------------------------
 # Lessons 07-08 (training run, pretrained model)
 # ---------------------------------------------------------------------------
+# lesson 07
+
+
+def training_browser(steps, curves, scalings, d_ks, lrs, uniform_entropy=None) -> SliderView:
+    """Sliders over d_k and learning rate that show one slice of a precomputed sweep (lesson 07).
+
+    curves : (n_scalings, n_d_k, n_lr, 4, T) from ``attnlib.train.sweep`` (averaged over seeds).
+    """
+    from . import plots
+
+    d_ks, lrs = list(d_ks), list(lrs)
+
+    def draw(d_k, lr):
+        sl = curves[:, d_ks.index(d_k), lrs.index(lr)]
+        return plots.training_curves(steps, sl, scalings, title=f"d_k = {d_k}, learning rate = {lr:g}",
+                                     uniform_entropy=uniform_entropy)
+
+    return slider_view(draw, d_k=options_slider("d_k", d_ks), lr=options_slider("learning rate", lrs))
