@@ -173,12 +173,16 @@ def training_curves(steps, curves, scalings, ax=None, title=None, uniform_entrop
     ax : None or a sequence of 3 Axes.  uniform_entropy : draw log S (uniform attention) if given.
     """
     steps, curves = np.asarray(steps, float), np.asarray(curves, float)
-    if ax is None:
-        fig, ax = plt.subplots(1, 3, figsize=(13.0, 4.0), layout="constrained", sharex=True)
+    own = ax is None
+    if own:
+        fig, ax = plt.subplots(1, 3, figsize=(13.0, 4.3), layout="constrained", sharex=True)
     fig = ax[0].figure
     for row, a in enumerate(ax[:3]):
-        a.set_ylabel(_curve_lines(a, steps, curves, scalings, row, legend=row == 0))
+        a.set_ylabel(_curve_lines(a, steps, curves, scalings, row, legend=row == 0 and not own))
         a.set_xlabel("training step")
+    if own:
+        handles, labels = ax[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncols=len(scalings))
     if uniform_entropy is not None:
         ax[2].axhline(uniform_entropy, color=PALETTE["black"], ls="--", lw=1)
         ax[2].annotate("uniform (log S)", (steps[-1], uniform_entropy), ha="right", va="bottom")
