@@ -283,7 +283,7 @@ def test_training_browser_at_slider_extremes_without_warnings():
                 loss_lines = fig.axes[0].get_lines()
                 assert len(loss_lines) == len(c["scalings"])
                 np.testing.assert_allclose(loss_lines[0].get_ydata(), curves[0, j, k, 0])
-                assert f"d_k = {d_k}" in fig._suptitle.get_text()
+                assert f"d_k = {d_k}" in fig.get_suptitle()
 
 
 def test_static_figures_have_one_panel_per_setting():
