@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 
 import matplotlib.pyplot as plt
-import matplotlib.ticker as mticker
 import numpy as np
 
 # Okabe–Ito palette: distinguishable under the common forms of colour blindness.
@@ -160,7 +159,7 @@ def _curve_lines(ax, steps, curves, scalings, row, legend=False):
     label, log = _CURVE_AXES[row]
     if log:
         ax.set_yscale("log")
-        ax.yaxis.set_minor_locator(mticker.NullLocator())  # decades are enough; minor ticks cost seconds
+        ax.yaxis.set_minor_locator(plt.NullLocator())  # decades are enough; minor ticks cost seconds
     if legend:
         ax.legend(loc="best")
     return label
