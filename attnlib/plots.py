@@ -275,3 +275,99 @@ def token_attention_pair(scaled, unscaled, tokens, title=None):
     if title:
         fig.suptitle(title)
     return fig
+
+
+# lesson 07
+
+SCALING_COLORS = {"none": UNSCALED, "sqrt": SCALED, "linear": PALETTE["green"], "qknorm": PALETTE["orange"]}
+SCALING_LABELS = {"none": "unscaled (×1)", "sqrt": "÷√d_k", "linear": "÷d_k", "qknorm": "QK-norm (g·cos)"}
+_CURVE_AXES = {  # row of a (4, T) curves array -> (y label, log scale?)
+    0: ("loss (nats)", False),
+    1: ("largest |logit|", True),
+    2: ("mean attention\nentropy (nats)", False),
+}
+
+
+def _curve_lines(ax, steps, curves, scalings, row, legend=False):
+    """One line per scaling of ``curves[i, row]``; curves : (n_scalings, 4, T)."""
+    for i, s in enumerate(scalings):
+        ax.plot(steps, curves[i, row], color=SCALING_COLORS[s], label=SCALING_LABELS[s], lw=2)
+    label, log = _CURVE_AXES[row]
+    if log:
+        ax.set_yscale("log")
+        ax.yaxis.set_minor_locator(plt.NullLocator())  # decades are enough; minor ticks cost seconds
+    if legend:
+        ax.legend(loc="best")
+    return label
+
+
+@projector_style
+def training_curves(steps, curves, scalings, ax=None, title=None, uniform_entropy=None):
+    """Loss, largest attention logit and mean attention entropy over training (lesson 07).
+
+    steps : (T,) step numbers.  curves : (n_scalings, 4, T), rows in ``attnlib.train.CURVE_KEYS``
+    order (loss, max_logit, entropy, accuracy).  scalings : names from ``attnlib.train.SCALINGS``.
+    ax : None or a sequence of 3 Axes.  uniform_entropy : draw log S (uniform attention) if given.
+    """
+    steps, curves = np.asarray(steps, float), np.asarray(curves, float)
+    own = ax is None
+    if own:
+        fig, ax = plt.subplots(1, 3, figsize=(13.0, 4.3), layout="constrained", sharex=True)
+    fig = ax[0].figure
+    for row, a in enumerate(ax[:3]):
+        a.set_ylabel(_curve_lines(a, steps, curves, scalings, row, legend=row == 0 and not own))
+        a.set_xlabel("training step")
+    if own:
+        handles, labels = ax[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncols=len(scalings))
+    if uniform_entropy is not None:
+        ax[2].axhline(uniform_entropy, color=PALETTE["black"], ls="--", lw=1)
+        ax[2].annotate("uniform (log S)", (steps[-1], uniform_entropy), ha="right", va="bottom")
+        ax[2].set_ylim(top=1.15 * uniform_entropy)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+@projector_style
+def training_grid(steps, curves, scalings, d_ks, lrs, row=0):
+    """Small multiples: one panel per (d_k, learning rate), one line per scaling (lesson 07).
+
+    curves : (n_scalings, n_d_k, n_lr, 4, T).  row : which CURVE_KEYS row to draw (0 = loss).
+    """
+    steps, curves = np.asarray(steps, float), np.asarray(curves, float)
+    fig, axes = plt.subplots(len(d_ks), len(lrs), figsize=(3.6 * len(lrs), 2.5 * len(d_ks)), sharex=True,
+                             sharey=True, layout="constrained", squeeze=False)
+    for j, d_k in enumerate(d_ks):
+        for k, lr in enumerate(lrs):
+            a = axes[j, k]
+            label = _curve_lines(a, steps, curves[:, j, k], scalings, row)
+            a.set_title(f"d_k = {d_k}, lr = {lr:g}", fontsize=11)
+            if k == 0:
+                a.set_ylabel(label.replace("\n", " "))
+            if j == len(d_ks) - 1:
+                a.set_xlabel("training step")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=len(scalings))
+    return fig
+
+
+@projector_style
+def best_final_loss(d_ks, best, scalings, ax=None, title=None):
+    """Final loss at each scaling's best learning rate against d_k, log-log (lesson 07).
+
+    best : (n_scalings, n_d_k) final losses (nats).
+    """
+    best = np.asarray(best, float)
+    fig, ax = axes_or_new(ax, figsize=(6.0, 4.0))
+    for i, s in enumerate(scalings):
+        ax.plot(d_ks, best[i], "o-", color=SCALING_COLORS[s], label=SCALING_LABELS[s], lw=2)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xticks(d_ks, [str(d) for d in d_ks])
+    ax.set_xlabel("head size d_k")
+    ax.set_ylabel("final loss at best lr (nats)")
+    ax.legend(loc="best")
+    if title:
+        ax.set_title(title)
+    return fig

@@ -198,3 +198,23 @@ def minilm_layer_view(stats, var_ylim=None):
     n_layers = int(stats["var_logit"].shape[0])
     return slider_view(lambda layer: plots.layer_profile(stats, layer, var_ylim=var_ylim),
                        layer=int_slider("layer", 1, n_layers, 1))
+
+
+# lesson 07
+
+
+def training_browser(steps, curves, scalings, d_ks, lrs, uniform_entropy=None) -> SliderView:
+    """Sliders over d_k and learning rate that show one slice of a precomputed sweep (lesson 07).
+
+    curves : (n_scalings, n_d_k, n_lr, 4, T) from ``attnlib.train.sweep`` (averaged over seeds).
+    """
+    from . import plots
+
+    d_ks, lrs = list(d_ks), list(lrs)
+
+    def draw(d_k, lr):
+        sl = curves[:, d_ks.index(d_k), lrs.index(lr)]
+        return plots.training_curves(steps, sl, scalings, title=f"d_k = {d_k}, learning rate = {lr:g}",
+                                     uniform_entropy=uniform_entropy)
+
+    return slider_view(draw, d_k=options_slider("d_k", d_ks), lr=options_slider("learning rate", lrs))
