@@ -221,7 +221,7 @@ def variance_vs_dk(d_ks, measured, theory, seed_claim=None, ax=None):
     ax.set_xlabel("d_k (components per vector)")
     ax.set_ylabel("Var(q·k) (score units²)")
     ax.set_title("Var(q·k) grows linearly in d_k, with slope σ_q²σ_k²")
-    ax.legend(fontsize=9.5, loc="upper left")
+    ax.legend(fontsize=9.5, loc="lower right")
     return fig
 
 
@@ -266,6 +266,7 @@ def mean_growth(d_ks, raw_means, theory_means, ax=None):
                          (d, PALETTE["green"], "E[q·k] / d_k")):
         ax.plot(d, t / div, color=c, lw=2, label=f"{name}: theory")
         ax.plot(d, m / div, "o", color=c, ms=7, mfc="white", mew=2)
+    ax.plot([], [], "o", color="gray", mfc="white", mew=2, label="Monte Carlo (circles)")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("d_k (components per vector)")

@@ -187,10 +187,11 @@ def dot_product_view(samples, row_logits, d_k=None) -> SliderView:
     return slider_view(draw, d_k=options_slider("d_k", d_ks, d_k if d_k is not None else d_ks[len(d_ks) // 2]))
 
 
-def sigma_view(standard_samples, sigma_max=3.0) -> SliderView:
+def sigma_view(standard_samples, sigma_max=3.0, lim=12.0) -> SliderView:
     """Lesson 02: sliders d_k, σ_q, σ_k over samples of a·b for unit-variance a, b ({d_k: (n,)}).
 
     With zero means, q·k = σ_q σ_k (a·b) exactly, so a move only rescales stored samples.
+    lim : fixed half-width of the x axis, so widths compare across slider moves.
     """
 
     from . import plots
@@ -199,7 +200,7 @@ def sigma_view(standard_samples, sigma_max=3.0) -> SliderView:
 
     def draw(d_k, sigma_q, sigma_k):
         sample = sigma_q * sigma_k * standard_samples[d_k]
-        return plots.scaled_logit_density(sample, d_k, sigma_q, sigma_k, lim=4.0 * sigma_max**2)
+        return plots.scaled_logit_density(sample, d_k, sigma_q, sigma_k, lim=lim, bins=96)
 
     return slider_view(
         draw,
