@@ -285,6 +285,7 @@ def _labelled_bars(ax, probs, color):
     bars = ax.bar(range(len(probs)), probs, color=color)
     ax.bar_label(bars, labels=[f"{p:.4g}" for p in probs], padding=2)
     ax.set_xticks(range(len(probs)), [f"key {i + 1}" for i in range(len(probs))])
+    ax.set_xlabel("key")
     ax.set_ylim(0, 1.12)
 
 
@@ -341,6 +342,7 @@ def temperature_small_multiples(logits, temps_shown, probs_shown, entropy_shown)
         ax.bar(range(len(p)), p, color=color)
         ax.bar_label(ax.containers[0], labels=[f"{v:.2f}" for v in p], padding=2, fontsize=10)
         ax.set_xticks(range(len(p)), [f"k{j + 1}" for j in range(len(p))])
+        ax.set_xlabel("key")
         ax.set_ylim(0, 1.15)
         ax.set_title(f"T = {t:g}, H = {h:.2f}")
     axes[0].set_ylabel("attention weight")
@@ -389,15 +391,15 @@ def at_scale_histograms(unscaled, scaled, d_k, axes=None):
         fig, axes = plt.subplots(1, 2, figsize=(11.5, 3.8), layout="constrained")
     fig = axes[0].figure
     pbins = np.linspace(0, 1, 41)
-    gbins = np.linspace(-12, 2, 57)
+    gbins = np.linspace(-24, 2, 53)
     for stats, c, name in ((unscaled, UNSCALED, "unscaled"), (scaled, SCALED, "scaled ÷√d_k")):
-        axes[0].hist(stats["max_prob"], bins=pbins, color=c, alpha=0.9, label=name)
-        g = np.log10(np.maximum(stats["query_grad_norm"], 1e-12))
-        axes[1].hist(g, bins=gbins, color=c, alpha=0.9, label=name)
+        axes[0].hist(stats["max_prob"], bins=pbins, color=c, alpha=0.8, histtype="stepfilled", label=name)
+        g = np.log10(np.maximum(stats["query_grad_norm"], 1e-24))
+        axes[1].hist(g, bins=gbins, color=c, alpha=0.8, histtype="stepfilled", label=name)
     axes[0].set_xlabel("max-probability of a row")
     axes[0].set_ylabel("rows")
     axes[0].set_title(f"d_k = {d_k}: how peaked")
-    axes[1].set_xlabel("log10 ‖∂p/∂q‖_F (below −12 piled at −12)")
+    axes[1].set_xlabel("log10 ‖∂p/∂q‖_F (below −24 piled at −24)")
     axes[1].set_ylabel("rows")
     axes[1].set_title(f"d_k = {d_k}: gradient to the query")
     for ax in axes:
@@ -415,12 +417,14 @@ def at_scale_small_multiples(raw, d_ks):
         at_scale_histograms(un, sc, d, axes=axes[:, j])
         axes[0, j].set_title(f"d_k = {d}")
         axes[1, j].set_title("")
+        axes[1, j].set_xlabel("log10 ‖∂p/∂q‖_F")
         for ax in axes[:, j]:
             ax.get_legend().remove()
             if j:
                 ax.set_ylabel("")
     axes[0, 0].legend(fontsize=10, loc="upper left")
-    fig.suptitle("Unscaled rows pile up at max-prob 1 with vanishing gradients; scaled rows do not move")
+    fig.suptitle("Unscaled rows pile up at max-prob 1 with vanishing gradients; scaled rows do not move\n"
+                 "(gradient norms below 10⁻²⁴ are drawn at −24)")
     return fig
 
 

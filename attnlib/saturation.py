@@ -35,20 +35,37 @@ WORKED_LOGITS = (16.0, 8.0, 4.0)  # the raw scores of the worked example (lesson
 WORKED_SQRT_DK = 8.0  # √d_k of the worked example, so d_k = 64
 
 
+def _sum_of_others(x: np.ndarray) -> np.ndarray:
+    """Σ_{j≠i} x_j for non-negative x, without cancellation.
+
+    For every entry but the largest, sum − x_i loses at most a factor 2 (the largest entry is
+    in the sum); for the largest it is summed from the rest, which stays accurate even when
+    it is 1e-16 of the whole.
+    """
+    out = x.sum(axis=-1, keepdims=True) - x
+    top = np.argmax(x, axis=-1)[..., None]
+    rest = x.copy()
+    np.put_along_axis(rest, top, 0.0, axis=-1)
+    np.put_along_axis(out, top, rest.sum(axis=-1, keepdims=True), axis=-1)
+    return out
+
+
 def jacobian_norm(p) -> np.ndarray:
     """Frobenius norm of the softmax Jacobian diag(p) − p pᵀ for each row (lesson 03).
 
     p : (..., n) probabilities, each row summing to 1.
-    Returns (...,) norms, from the closed form ‖J‖²_F = Σp² − 2Σp³ + (Σp²)².
+    Returns (...,) norms: sqrt(Σ_i (p_i (1 − p_i))² + Σ_{i≠j} p_i² p_j²), with 1 − p_i summed
+    from the other entries so that nearly one-hot rows keep full relative precision.
     The norm is 0 for a one-hot row and √(n − 1)/n for a uniform row over n keys.
     """
     p = as_float_array(p, "p")
     if p.ndim == 0:
         raise ValueError("p must be a probability vector of shape (..., n); got a scalar")
     check_finite(p, "p")
-    s2 = np.sum(p * p, axis=-1)
-    s3 = np.sum(p * p * p, axis=-1)
-    return np.sqrt(np.maximum(s2 - 2.0 * s3 + s2 * s2, 0.0))
+    diag = p * _sum_of_others(p)  # p_i (1 − p_i)
+    sq = p * p
+    off = sq * _sum_of_others(sq)  # Σ_{j≠i} p_i² p_j² for each i
+    return np.sqrt(np.sum(diag * diag + off, axis=-1))
 
 
 def query_gradient_norm(p, k, scale) -> np.ndarray:
@@ -70,11 +87,24 @@ def query_gradient_norm(p, k, scale) -> np.ndarray:
 
 
 def _query_gradient_norm_gram(p: np.ndarray, gram: np.ndarray, scale: float) -> np.ndarray:
-    """‖∂p/∂q‖_F from the keys' Gram matrix G = K Kᵀ (..., S, S): only S×S work per row."""
+    """‖∂p/∂q‖_F from the keys' Gram matrix G = K Kᵀ (..., S, S): only S×S work per row.
+
+    For most keys ‖k_j − k̄‖² = G_jj − 2 (pG)_j + pᵀGp is accurate. For the top key of a nearly
+    one-hot row that difference cancels, so it is recomputed from k_t − k̄ = a k_t − Σ_{m≠t} p_m k_m
+    with a = Σ_{m≠t} p_m:  ‖·‖² = a² G_tt − 2a (wG)_t + wᵀGw, w = p with entry t zeroed.
+    """
     k_sq = np.diagonal(gram, axis1=-2, axis2=-1)[..., None, :]  # ‖k_j‖², (..., 1, S)
     cross = p @ gram  # k̄ · k_j, (..., L, S)
     kbar_sq = np.sum(cross * p, axis=-1, keepdims=True)  # ‖k̄‖² = pᵀ G p
     dist_sq = np.maximum(k_sq - 2.0 * cross + kbar_sq, 0.0)
+    top = np.argmax(p, axis=-1)[..., None]  # (..., L, 1)
+    w = p.copy()
+    np.put_along_axis(w, top, 0.0, axis=-1)
+    a = np.sum(w, axis=-1, keepdims=True)
+    wg = w @ gram
+    g_tt = np.take_along_axis(np.broadcast_to(k_sq, p.shape), top, axis=-1)
+    top_sq = a * a * g_tt - 2.0 * a * np.take_along_axis(wg, top, axis=-1) + np.sum(wg * w, -1, keepdims=True)
+    np.put_along_axis(dist_sq, top, np.maximum(top_sq, 0.0), axis=-1)
     return scale * np.sqrt(np.sum(p * p * dist_sq, axis=-1))
 
 
