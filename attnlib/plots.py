@@ -127,6 +127,305 @@ def heatmap(matrix, ax=None, title=None, xlabel="key position", ylabel="query po
 # ---------------------------------------------------------------------------
 
 
+def markdown_table(headers, rows):
+    """A Markdown table (rendered in Jupyter) from headers and rows of already formatted cells."""
+    from IPython.display import Markdown
+
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return Markdown("\n".join(lines))
+
+
+def _hist(ax, values, color, label, bins):
+    ax.hist(values, bins=bins, density=True, histtype="stepfilled", alpha=0.35, color=color)
+    ax.hist(values, bins=bins, density=True, histtype="step", lw=2, color=color, label=label)
+
+
+@projector_style
+def dot_product_histograms(samples, d_ks=None, raw_lim=None, scaled_lim=4.5, bins=60):
+    """Small multiples (lesson 01): top row raw q·k, bottom row q·k/√d_k, one column per d_k.
+
+    samples : {d_k: (n,) dot products}. Each row of panels shares its x and y axes, so
+    widths compare directly across d_k. Returns the Figure.
+    """
+    d_ks = list(d_ks if d_ks is not None else samples)
+    raw_lim = raw_lim or 4.0 * np.sqrt(max(d_ks))
+    fig, axes = plt.subplots(2, len(d_ks), figsize=(3.1 * len(d_ks), 5.6), sharey="row", layout="constrained",
+                             squeeze=False)
+    for j, d in enumerate(d_ks):
+        x = np.asarray(samples[d], dtype=float)
+        for row, (vals, lim, color, name) in enumerate(
+            ((x, raw_lim, UNSCALED, "q·k"), (x / np.sqrt(d), scaled_lim, SCALED, "q·k / √d_k"))
+        ):
+            ax = axes[row, j]
+            _hist(ax, vals, color, name, np.linspace(-lim, lim, bins + 1))
+            ax.set_xlim(-lim, lim)
+            ax.text(0.03, 0.95, f"std {np.std(vals):.2f}", transform=ax.transAxes, va="top", fontsize=11)
+            ax.set_xlabel(f"{name} (score units)")
+        axes[0, j].set_title(f"d_k = {d}")
+    axes[0, 0].set_ylabel("density (raw)")
+    axes[1, 0].set_ylabel("density (scaled)")
+    fig.suptitle("Raw dot products spread out as d_k grows; scaled ones keep the same width")
+    return fig
+
+
+@projector_style
+def dot_product_panel(sample, d_k, row_logits, raw_lim, scaled_lim=4.5, bins=60):
+    """One d_k (lesson 01 slider): raw and scaled histograms, and softmax of one row of scores.
+
+    sample : (n,) raw q·k.   row_logits : (S,) raw scores of one query against S keys.
+    """
+    from .core import softmax
+
+    fig, axes = plt.subplots(1, 3, figsize=(13.5, 3.8), layout="constrained")
+    x = np.asarray(sample, dtype=float)
+    _hist(axes[0], x, UNSCALED, "q·k", np.linspace(-raw_lim, raw_lim, bins + 1))
+    axes[0].set_xlim(-raw_lim, raw_lim)
+    axes[0].set_title(f"raw q·k, d_k = {d_k}: std {np.std(x):.1f}")
+    _hist(axes[1], x / np.sqrt(d_k), SCALED, "q·k/√d_k", np.linspace(-scaled_lim, scaled_lim, bins + 1))
+    axes[1].set_xlim(-scaled_lim, scaled_lim)
+    axes[1].set_title(f"scaled q·k/√d_k: std {np.std(x / np.sqrt(d_k)):.2f}")
+    for ax, name in zip(axes[:2], ("q·k", "q·k / √d_k"), strict=True):
+        ax.set_xlabel(f"{name} (score units)")
+        ax.set_ylabel("density")
+    z = np.asarray(row_logits, dtype=float)
+    pos = np.arange(len(z))
+    axes[2].bar(pos - 0.2, softmax(z), width=0.4, color=UNSCALED, label="softmax(raw)")
+    axes[2].bar(pos + 0.2, softmax(z / np.sqrt(d_k)), width=0.4, color=SCALED, label="softmax(scaled)")
+    axes[2].set_ylim(0, 1)
+    axes[2].set_xticks(pos, [str(i + 1) for i in pos])
+    axes[2].set_xlabel("key")
+    axes[2].set_ylabel("attention weight")
+    axes[2].set_title("one query over 8 keys")
+    axes[2].legend(loc="upper right")
+    return fig
+
+
+@projector_style
+def variance_vs_dk(d_ks, measured, theory, seed_claim=None, ax=None):
+    """Log-log Var(q·k) against d_k (lesson 02): measured points, theory lines, seed's claim dashed.
+
+    measured, theory : {label: (len(d_ks),) variances}, same labels.
+    seed_claim : optional {label: (len(d_ks),)} drawn dashed in the label's colour.
+    """
+    fig, ax = axes_or_new(ax, figsize=(7.5, 4.6))
+    for i, label in enumerate(measured):
+        c = CYCLE[i % len(CYCLE)]
+        ax.plot(d_ks, theory[label], color=c, lw=2, label=f"{label}: theory d_k σ_q² σ_k²")
+        ax.plot(d_ks, measured[label], "o", color=c, ms=7, mfc="white", mew=2)
+        if seed_claim and label in seed_claim:
+            ax.plot(d_ks, seed_claim[label], "--", color=c, lw=2, label=f"{label}: seed's d_k σ²")
+    ax.plot([], [], "o", color="gray", mfc="white", mew=2, label="Monte Carlo (circles)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("d_k (components per vector)")
+    ax.set_ylabel("Var(q·k) (score units²)")
+    ax.set_title("Var(q·k) grows linearly in d_k, with slope σ_q²σ_k²")
+    ax.legend(fontsize=9.5, loc="lower right")
+    return fig
+
+
+@projector_style
+def scaled_logit_density(sample, d_k, sigma_q, sigma_k, ax=None, lim=None, bins=60):
+    """Histogram of q·k/√d_k with the density N(0, σ_q²σ_k²) predicted by lesson 02.
+
+    When σ_q = σ_k = σ also draws the seed's claimed N(0, σ²) dashed.
+    sample : (n,) raw q·k for this d_k, σ_q, σ_k.
+    """
+    fig, ax = axes_or_new(ax, figsize=(6.5, 4.0))
+    s = np.asarray(sample, dtype=float) / np.sqrt(d_k)
+    sd = sigma_q * sigma_k
+    lim = lim or 4.0 * max(sd, 0.25)
+    _hist(ax, s, SCALED, "q·k/√d_k (Monte Carlo)", np.linspace(-lim, lim, bins + 1))
+    x = np.linspace(-lim, lim, 400)
+    ax.plot(x, np.exp(-0.5 * (x / sd) ** 2) / (sd * np.sqrt(2 * np.pi)), color="black", lw=2,
+            label=f"N(0, σ_q²σ_k²), std {sd:.2f}")
+    if np.isclose(sigma_q, sigma_k):
+        s2 = sigma_q
+        ax.plot(x, np.exp(-0.5 * (x / s2) ** 2) / (s2 * np.sqrt(2 * np.pi)), "--", color=UNSCALED, lw=2,
+                label=f"seed's N(0, σ²), std {s2:.2f}")
+    ax.set_xlim(-lim, lim)
+    ax.set_xlabel("q·k / √d_k (score units)")
+    ax.set_ylabel("density")
+    ax.set_title(f"d_k={d_k}, σ_q={sigma_q:g}, σ_k={sigma_k:g}: var {np.var(s):.3g} (theory {sd**2:.3g})",
+                 fontsize=12)
+    ax.legend(fontsize=9.5, loc="upper right")
+    return fig
+
+
+@projector_style
+def mean_growth(d_ks, raw_means, theory_means, ax=None):
+    """Mean of q·k against d_k for correlated q, k (lesson 02): raw, ÷√d_k and ÷d_k.
+
+    raw_means, theory_means : (len(d_ks),) measured and predicted E[q·k].
+    """
+    fig, ax = axes_or_new(ax, figsize=(7.5, 4.4))
+    d = np.asarray(d_ks, dtype=float)
+    m, t = np.asarray(raw_means, dtype=float), np.asarray(theory_means, dtype=float)
+    for div, c, name in ((1.0, UNSCALED, "E[q·k]"), (np.sqrt(d), SCALED, "E[q·k] / √d_k"),
+                         (d, PALETTE["green"], "E[q·k] / d_k")):
+        ax.plot(d, t / div, color=c, lw=2, label=f"{name}: theory")
+        ax.plot(d, m / div, "o", color=c, ms=7, mfc="white", mew=2)
+    ax.plot([], [], "o", color="gray", mfc="white", mew=2, label="Monte Carlo (circles)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("d_k (components per vector)")
+    ax.set_ylabel("mean score (score units)")
+    ax.set_title("Correlated q, k: the mean grows like d_k; only ÷d_k holds it fixed")
+    ax.legend(fontsize=10, loc="upper left")
+    return fig
+
+
+def _fmt_list(z):
+    return "[" + ", ".join(f"{x:g}" for x in np.asarray(z, dtype=float)) + "]"
+
+
+def _labelled_bars(ax, probs, color):
+    probs = np.asarray(probs, dtype=float)
+    bars = ax.bar(range(len(probs)), probs, color=color)
+    ax.bar_label(bars, labels=[f"{p:.4g}" for p in probs], padding=2)
+    ax.set_xticks(range(len(probs)), [f"key {i + 1}" for i in range(len(probs))])
+    ax.set_xlabel("key")
+    ax.set_ylim(0, 1.12)
+
+
+@projector_style
+def worked_example_bars(logits, probs_raw, probs_scaled, sqrt_dk):
+    """Two bar charts (lesson 03): softmax of the raw worked-example logits and of logits/√d_k.
+
+    Bars are labelled to 4 significant figures so the tiny weights stay readable.
+    """
+    fig, axes = plt.subplots(1, 2, figsize=(10.5, 3.8), sharey=True, layout="constrained")
+    z = np.asarray(logits, dtype=float)
+    _labelled_bars(axes[0], probs_raw, UNSCALED)
+    axes[0].set_title(f"softmax of raw logits {_fmt_list(z)}")
+    _labelled_bars(axes[1], probs_scaled, SCALED)
+    axes[1].set_title(f"softmax of logits ÷ {sqrt_dk:g} = {_fmt_list(z / sqrt_dk)}")
+    axes[0].set_ylabel("attention weight (probability)")
+    return fig
+
+
+@projector_style
+def temperature_panel(logits, temps, probs, entropy, temperature, marks=(1.0, 8.0)):
+    """Lesson 03 temperature view: bars of softmax(logits/T) at one T, and entropy against T.
+
+    temps : (m,) grid.  probs : (m, n) and entropy : (m,) from ``saturation.temperature_sweep``.
+    temperature : the T to show (nearest grid value). marks : temperatures drawn as lines.
+    """
+    temps = np.asarray(temps, dtype=float)
+    i = int(np.argmin(np.abs(np.log(temps) - np.log(temperature))))
+    fig, axes = plt.subplots(1, 2, figsize=(11.5, 3.9), layout="constrained")
+    color = SCALED if temps[i] > 1.0 + 1e-9 else UNSCALED
+    _labelled_bars(axes[0], probs[i], color)
+    axes[0].set_ylabel("attention weight")
+    axes[0].set_title(f"softmax(z / T), T = {temps[i]:.3g}: entropy {entropy[i]:.3f} nats")
+    ax = axes[1]
+    ax.plot(temps, entropy, color="black", lw=2, label="entropy of softmax(z / T)")
+    ax.axhline(np.log(probs.shape[1]), color="gray", ls=":", lw=1.5, label=f"uniform: ln {probs.shape[1]}")
+    for t, c, name in zip(marks, (UNSCALED, SCALED), ("T = 1 (raw)", "T = √d_k (scaled)"), strict=True):
+        ax.axvline(t, color=c, ls="--", lw=2, label=name)
+    ax.plot([temps[i]], [entropy[i]], "o", color=PALETTE["orange"], ms=11, label="this T")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("temperature T (dimensionless)")
+    ax.set_ylabel("entropy (nats)")
+    ax.set_title("Dividing by √d_k = softmax at temperature √d_k")
+    ax.legend(fontsize=9.5, loc="upper left")
+    return fig
+
+
+@projector_style
+def temperature_small_multiples(logits, temps_shown, probs_shown, entropy_shown):
+    """Static companion of the temperature slider: one bar chart per temperature (lesson 03)."""
+    fig, axes = grid_of_axes(len(temps_shown), ncols=len(temps_shown), figsize_per=(2.8, 3.0))
+    for ax, t, p, h in zip(axes, temps_shown, probs_shown, entropy_shown, strict=True):
+        color = SCALED if t > 1.0 + 1e-9 else UNSCALED
+        ax.bar(range(len(p)), p, color=color)
+        ax.bar_label(ax.containers[0], labels=[f"{v:.2f}" for v in p], padding=2, fontsize=10)
+        ax.set_xticks(range(len(p)), [f"k{j + 1}" for j in range(len(p))])
+        ax.set_xlabel("key")
+        ax.set_ylim(0, 1.15)
+        ax.set_title(f"T = {t:g}, H = {h:.2f}")
+    axes[0].set_ylabel("attention weight")
+    fig.suptitle(f"softmax({_fmt_list(logits)} / T): T = 1 is the raw row, T = 8 the scaled one")
+    return fig
+
+
+@projector_style
+def at_scale_summary(rows):
+    """Lesson 03: three panels against d_k, unscaled vs scaled, from ``saturation.at_scale_table`` rows.
+
+    Mean max-probability; share of rows with max-probability > 0.99; median (solid) and
+    90th percentile (dashed) of ‖∂p/∂q‖_F.
+    """
+    d = [r["d_k"] for r in rows]
+    fig, axes = plt.subplots(1, 3, figsize=(14.0, 4.0), layout="constrained")
+    for kind, c in (("unscaled", UNSCALED), ("scaled", SCALED)):
+        axes[0].plot(d, [r[kind]["mean_max_prob"] for r in rows], "o-", color=c, lw=2, label=kind)
+        axes[1].plot(d, [r[kind]["share_saturated"] for r in rows], "o-", color=c, lw=2, label=kind)
+        axes[2].plot(d, [r[kind]["query_grad_norm_median"] for r in rows], "o-", color=c, lw=2,
+                     label=f"{kind}: median")
+        axes[2].plot(d, [r[kind]["query_grad_norm_p90"] for r in rows], "s--", color=c, lw=2,
+                     label=f"{kind}: 90th pct")
+    axes[0].set_ylabel("mean max-probability")
+    axes[0].set_ylim(0, 1.02)
+    axes[1].set_ylabel("share of rows, max-prob > 0.99")
+    axes[1].set_ylim(-0.02, 1.02)
+    axes[2].set_ylabel("‖∂p/∂q‖_F (per unit of q)")
+    axes[2].set_yscale("log")
+    for ax, title in zip(axes, ("How peaked are the rows?", "How many rows are one-hot?",
+                                "How much does a row respond to q?"), strict=True):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("d_k")
+        ax.set_title(title)
+        ax.legend(fontsize=9.5)
+    return fig
+
+
+@projector_style
+def at_scale_histograms(unscaled, scaled, d_k, axes=None):
+    """Lesson 03, one d_k: histograms of max-probability and of log10 ‖∂p/∂q‖_F, unscaled vs scaled.
+
+    unscaled, scaled : ``row_statistics`` dicts of (n_rows,) arrays. axes : optional two Axes.
+    """
+    if axes is None:
+        fig, axes = plt.subplots(1, 2, figsize=(11.5, 3.8), layout="constrained")
+    fig = axes[0].figure
+    pbins = np.linspace(0, 1, 41)
+    gbins = np.linspace(-24, 2, 53)
+    for stats, c, name in ((unscaled, UNSCALED, "unscaled"), (scaled, SCALED, "scaled ÷√d_k")):
+        axes[0].hist(stats["max_prob"], bins=pbins, color=c, alpha=0.8, histtype="stepfilled", label=name)
+        g = np.log10(np.maximum(stats["query_grad_norm"], 1e-24))
+        axes[1].hist(g, bins=gbins, color=c, alpha=0.8, histtype="stepfilled", label=name)
+    axes[0].set_xlabel("max-probability of a row")
+    axes[0].set_ylabel("rows")
+    axes[0].set_title(f"d_k = {d_k}: how peaked")
+    axes[1].set_xlabel("log10 ‖∂p/∂q‖_F (below −24 piled at −24)")
+    axes[1].set_ylabel("rows")
+    axes[1].set_title(f"d_k = {d_k}: gradient to the query")
+    for ax in axes:
+        ax.legend(fontsize=10, loc="upper left")
+    return fig
+
+
+@projector_style
+def at_scale_small_multiples(raw, d_ks):
+    """Static companion of the d_k slider (lesson 03): max-probability histograms for several d_k."""
+    fig, axes = plt.subplots(2, len(d_ks), figsize=(3.2 * len(d_ks), 5.6), layout="constrained",
+                             sharey="row", squeeze=False)
+    for j, d in enumerate(d_ks):
+        un, sc = raw[d]
+        at_scale_histograms(un, sc, d, axes=axes[:, j])
+        axes[0, j].set_title(f"d_k = {d}")
+        axes[1, j].set_title("")
+        axes[1, j].set_xlabel("log10 ‖∂p/∂q‖_F")
+        for ax in axes[:, j]:
+            ax.get_legend().remove()
+            if j:
+                ax.set_ylabel("")
+    axes[0, 0].legend(fontsize=10, loc="upper left")
+    fig.suptitle("Unscaled rows pile up at max-prob 1 with vanishing gradients; scaled rows do not move\n"
+                 "(gradient norms below 10⁻²⁴ are drawn at −24)")
+    return fig
 
 
 

@@ -174,6 +174,71 @@ def choice_check(question, options, correct, feedback=None) -> ChoiceCheck:
 # ---------------------------------------------------------------------------
 
 
+def dot_product_view(samples, row_logits, d_k=None) -> SliderView:
+    """Lesson 01: a d_k slider over precomputed q·k samples ({d_k: (n,)}) and rows ({d_k: (S,)})."""
+    import numpy as np
+
+    from . import plots
+
+    d_ks = sorted(samples)
+    raw_lim = 4.0 * float(np.sqrt(max(d_ks)))
+
+    def draw(d_k):
+        return plots.dot_product_panel(samples[d_k], d_k, row_logits[d_k], raw_lim=raw_lim)
+
+    return slider_view(draw, d_k=options_slider("d_k", d_ks, d_k if d_k is not None else d_ks[len(d_ks) // 2]))
+
+
+def sigma_view(standard_samples, sigma_max=3.0, lim=12.0) -> SliderView:
+    """Lesson 02: sliders d_k, σ_q, σ_k over samples of a·b for unit-variance a, b ({d_k: (n,)}).
+
+    With zero means, q·k = σ_q σ_k (a·b) exactly, so a move only rescales stored samples.
+    lim : fixed half-width of the x axis, so widths compare across slider moves.
+    """
+
+    from . import plots
+
+    d_ks = sorted(standard_samples)
+
+    def draw(d_k, sigma_q, sigma_k):
+        sample = sigma_q * sigma_k * standard_samples[d_k]
+        return plots.scaled_logit_density(sample, d_k, sigma_q, sigma_k, lim=lim, bins=96)
+
+    return slider_view(
+        draw,
+        d_k=options_slider("d_k", d_ks, d_ks[len(d_ks) // 2]),
+        sigma_q=float_slider("σ_q", 0.25, sigma_max, 1.0, step=0.25),
+        sigma_k=float_slider("σ_k", 0.25, sigma_max, 1.0, step=0.25),
+    )
+
+
+def temperature_view(logits, temps, probs, entropy, value=8.0) -> SliderView:
+    """Lesson 03: a temperature slider over softmax(logits / T) precomputed on the grid ``temps``."""
+    import numpy as np
+
+    from . import plots
+
+    temps = np.asarray(temps, dtype=float)
+    step = float(np.min(np.diff(temps))) if temps.size > 1 else 1.0
+
+    def draw(temperature):
+        return plots.temperature_panel(logits, temps, probs, entropy, temperature)
+
+    return slider_view(draw, temperature=float_slider("temperature T", float(temps[0]), float(temps[-1]), value,
+                                                      step=step))
+
+
+def at_scale_view(raw, d_k=None) -> SliderView:
+    """Lesson 03: a d_k slider over precomputed (unscaled, scaled) row statistics ({d_k: (dict, dict)})."""
+
+    from . import plots
+
+    d_ks = sorted(raw)
+
+    def draw(d_k):
+        return plots.at_scale_histograms(*raw[d_k], d_k)
+
+    return slider_view(draw, d_k=options_slider("d_k", d_ks, d_k if d_k is not None else d_ks[len(d_ks) // 2]))
 
 
 
