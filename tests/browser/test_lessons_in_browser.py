@@ -126,7 +126,7 @@ def test_lesson_runs_and_its_sliders_respond(browser, lab, timings, target):
 def move_slider(page, slider, index: int, target: str, stem: str) -> dict:
     """Press an arrow key on slider `index`; check readout and figure change; return the timing."""
     slider.scroll_into_view_if_needed()
-    label = slider.locator(".widget-label").inner_text().strip()
+    label = (slider.locator(".widget-label").text_content() or "").strip()  # textContent: visible or not
     assert label, f"{target}: slider {index} has no label"
     old_src_len = page.evaluate(ARM_TIMER, [index])
     assert old_src_len > 100, f"{target}: slider {index} drives no figure"
