@@ -133,17 +133,17 @@ def move_slider(page, slider, index: int, target: str, stem: str) -> dict:
     handle = slider.locator(".noUi-handle")
     now, top = float(handle.get_attribute("aria-valuenow")), float(handle.get_attribute("aria-valuemax"))
     key = "ArrowLeft" if now >= top else "ArrowRight"
-    before = slider.locator(".widget-readout").inner_text()
+    before = slider.locator(".widget-readout").text_content()
     handle.focus()
     page.keyboard.press(key)
     try:
         page.wait_for_function("() => window.__t1 !== null && window.__t0 !== null", timeout=15_000, polling="raf")
     except Exception as exc:  # playwright's TimeoutError: say what it means
-        after = slider.locator(".widget-readout").inner_text()
+        after = slider.locator(".widget-readout").text_content()
         pytest.fail(f"{target}: slider '{label}' ({before!r} -> {after!r} after {key}): its figure was not "
                     f"redrawn with a new image within 15 s ({type(exc).__name__})", pytrace=False)
     ms = page.evaluate("() => window.__t1 - window.__t0")
-    after = slider.locator(".widget-readout").inner_text()
+    after = slider.locator(".widget-readout").text_content()
     assert after != before, f"{target}: slider '{label}' readout stayed {before!r} after {key}"
     page.locator(f'[data-test-view="{index}"]').screenshot(path=str(ARTIFACTS / f"{stem}-slider{index}.png"))
     return {"label": label, "key": key, "readout": [before, after], "ms": round(ms, 1)}
