@@ -265,7 +265,7 @@ def temperature_panel(logits, temperature, labels=None, ax=None):
     from .core import attention_entropy, softmax
 
     p = softmax(np.asarray(logits, dtype=float), temperature=temperature)
-    fig = probability_bars(p, labels=labels, ax=ax, color=SCALED)
+    fig = probability_bars(p, labels=labels, ax=ax, color=SCALED, ylim=(0, 1.18))
     ax = fig.axes[0] if ax is None else ax
     h = float(attention_entropy(p))
     ax.set_title(f"T = {temperature:.2f}: entropy {h:.2f} nats (max {np.log(len(p)):.2f}), "

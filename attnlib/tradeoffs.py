@@ -182,7 +182,7 @@ def projected_logits(embed_dim, num_heads, scheme, tokens=128, rng=None):
     return {"q": q, "k": k, "raw": raw, "scaled": raw / np.sqrt(mha.head_dim), "head_dim": mha.head_dim}
 
 
-def retrieval_trial(d_k, n_keys, rho, trials, scale=None, rng=None):
+def retrieval_trial(d_k, n_keys, rho, trials, scale=None, rng=None, return_vectors=False):
     """One query, one matching key, n_keys − 1 distractors (lessons 05, 06).
 
     Components are N(0, 1); the matching key has correlation ``rho`` with the query in
@@ -190,7 +190,8 @@ def retrieval_trial(d_k, n_keys, rho, trials, scale=None, rng=None):
     (default 1/√d_k); key 0 is the matching one.
 
     d_k, n_keys, trials : positive ints; rho : in [−1, 1].
-    Returns logits : (trials, n_keys).
+    Returns logits : (trials, n_keys); with return_vectors=True also
+    q : (trials, d_k) and k : (trials, n_keys, d_k).
     """
     d_k = positive_int(d_k, "d_k")
     n_keys = positive_int(n_keys, "n_keys")
@@ -203,7 +204,8 @@ def retrieval_trial(d_k, n_keys, rho, trials, scale=None, rng=None):
     q = gen.standard_normal((trials, d_k))
     k = gen.standard_normal((trials, n_keys, d_k))
     k[:, 0] = rho * q + np.sqrt(1.0 - rho**2) * k[:, 0]
-    return np.einsum("td,tnd->tn", q, k) * scale
+    logits = np.einsum("td,tnd->tn", q, k) * scale
+    return (logits, q, k) if return_vectors else logits
 
 
 def ln_dot_variance(d):
