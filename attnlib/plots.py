@@ -257,16 +257,17 @@ def init_scheme_bars(schemes, widths, measured, predicted, ax=None):
 
 
 @projector_style
-def temperature_panel(logits, temperature, labels=None, ax=None):
+def temperature_panel(logits, temperature, labels=None, ax=None, xlabel="key"):
     """Bars of softmax(logits / T) with entropy and max weight in the title (lesson 05).
 
-    logits : (n,) values.  temperature : T > 0.
+    logits : (n,) values.  temperature : T > 0.  labels : n tick labels.
     """
     from .core import attention_entropy, softmax
 
     p = softmax(np.asarray(logits, dtype=float), temperature=temperature)
     fig = probability_bars(p, labels=labels, ax=ax, color=SCALED, ylim=(0, 1.18))
     ax = fig.axes[0] if ax is None else ax
+    ax.set_xlabel(xlabel)
     h = float(attention_entropy(p))
     ax.set_title(f"T = {temperature:.2f}: entropy {h:.2f} nats (max {np.log(len(p)):.2f}), "
                  f"max weight {p.max():.3f}", fontsize=11)

@@ -192,11 +192,11 @@ def heads_view(records: dict) -> SliderView:
                        num_heads=options_slider("number of heads h", keys, keys[len(keys) // 2]))
 
 
-def temperature_view(logits, t_min=0.25, t_max=16.0, value=1.0, labels=None) -> SliderView:
+def temperature_view(logits, t_min=0.25, t_max=16.0, value=1.0, labels=None, xlabel="key") -> SliderView:
     """Temperature slider over fixed logits, with live entropy and max weight (lesson 05)."""
     from .plots import temperature_panel
 
-    return slider_view(lambda temperature: temperature_panel(logits, temperature, labels=labels),
+    return slider_view(lambda temperature: temperature_panel(logits, temperature, labels=labels, xlabel=xlabel),
                        temperature=float_slider("temperature T", t_min, t_max, value, step=0.25))
 
 
