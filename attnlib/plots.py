@@ -265,11 +265,11 @@ def temperature_panel(logits, temperature, labels=None, ax=None, xlabel="key"):
     from .core import attention_entropy, softmax
 
     p = softmax(np.asarray(logits, dtype=float), temperature=temperature)
-    fig = probability_bars(p, labels=labels, ax=ax, color=SCALED, ylim=(0, 1.18))
-    ax = fig.axes[0] if ax is None else ax
+    fig, ax = axes_or_new(ax, figsize=(6.4, 4.0))
+    probability_bars(p, labels=labels, ax=ax, color=SCALED, ylim=(0, 1.18))
     ax.set_xlabel(xlabel)
     h = float(attention_entropy(p))
-    ax.set_title(f"T = {temperature:.2f}: entropy {h:.2f} nats (max {np.log(len(p)):.2f}), "
+    ax.set_title(f"T = {temperature:.2f}\nentropy {h:.2f} nats (max {np.log(len(p)):.2f}), "
                  f"max weight {p.max():.3f}", fontsize=11)
     return fig
 
