@@ -82,10 +82,17 @@ def layer_norm(x, gain=None, bias=None, eps=1e-5, axis=-1):
     check_finite(x, "x")
     centred = x - x.mean(axis=ax, keepdims=True)
     out = centred / np.sqrt((centred**2).mean(axis=ax, keepdims=True) + eps)
-    if gain is not None:
-        out = out * as_float_array(gain, "gain")
-    if bias is not None:
-        out = out + as_float_array(bias, "bias")
+    for name, value in (("gain", gain), ("bias", bias)):
+        if value is None:
+            continue
+        arr = as_float_array(value, name)
+        try:
+            ok = np.broadcast_shapes(arr.shape, x.shape) == x.shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(f"{name} of shape {arr.shape} does not broadcast to x's shape {x.shape}")
+        out = out * arr if name == "gain" else out + arr
     return out
 
 
@@ -156,9 +163,10 @@ def log_n_scaled_softmax(logits, s=1.0, n=None):
         raise ValueError(f"logits must have shape (..., n) with n >= 1; got {z.shape}")
     s = positive_scalar(s, "s")
     n = z.shape[-1] if n is None else positive_int(n, "n")
-    if n == 1:
-        return np.ones_like(z)
-    return softmax(z * (s * np.log(n)))
+    check_finite(z, "logits", allow_neg_inf=True)
+    # ln 1 = 0 would turn a masked -inf into NaN (0 · -inf): keep masked entries at -inf
+    masked = np.isneginf(z)
+    return softmax(np.where(masked, -np.inf, np.where(masked, 0.0, z) * (s * np.log(n))))
 
 
 def projected_logits(embed_dim, num_heads, scheme, tokens=128, rng=None):

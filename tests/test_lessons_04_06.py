@@ -166,6 +166,10 @@ def test_log_n_scaled_softmax_explicit_n_and_single_key():
     z = np.array([[1.0, 0.0, -1.0]])
     np.testing.assert_allclose(log_n_scaled_softmax(z, n=100), [ref_softmax(list(z[0] * math.log(100)))], rtol=1e-12)
     np.testing.assert_array_equal(log_n_scaled_softmax([[3.0]]), [[1.0]])
+    np.testing.assert_allclose(log_n_scaled_softmax([1.0, 5.0, -2.0], n=1), [1 / 3] * 3)  # ln 1 = 0: uniform
+    np.testing.assert_allclose(log_n_scaled_softmax([1.0, -np.inf, 0.0], n=1), [0.5, 0.0, 0.5])  # mask kept
+    w = log_n_scaled_softmax([2.0, -np.inf, 0.0])
+    assert w[1] == 0.0 and w[0] == pytest.approx(ref_softmax([2 * math.log(3), 0.0])[0])
 
 
 def test_projected_logits_shapes_and_scale():
@@ -220,6 +224,9 @@ def test_ln_dot_variance_formula_and_monte_carlo():
     (lambda: layer_norm(3.0), ValueError, "x must have at least one dimension"),
     (lambda: layer_norm(np.ones(3), eps=0), ValueError, "eps"),
     (lambda: layer_norm(np.ones(3), axis=2), ValueError, "axis=2"),
+    (lambda: layer_norm(np.ones((2, 3)), gain=np.ones(4)), ValueError, "gain of shape"),
+    (lambda: layer_norm(np.ones((2, 3)), bias=np.ones((3, 3))), ValueError, "bias of shape"),
+    (lambda: log_n_scaled_softmax([1.0, np.nan]), ValueError, "logits contains NaN"),
     (lambda: l2_normalize(np.array([1.0, np.inf])), ValueError, "x contains inf"),
     (lambda: qk_norm_logits(np.ones((2, 3)), np.ones((2, 3)), gain=0), ValueError, "gain"),
     (lambda: qk_norm_logits(np.ones((2, 3)), np.ones((2, 3)), norm="rms"), ValueError, "norm must be"),
