@@ -384,3 +384,21 @@ def test_self_check_answers(name):
         for i in range(len(kw["options"])):
             assert w.check(i) is (i == expected)
             assert kw["feedback"][i] in w.feedback.value
+
+
+@pytest.mark.parametrize("name", sorted(NUMERIC))
+def test_lesson_frame_and_ignore_markers(name):
+    nb = json.loads((NOTEBOOKS / name).read_text(encoding="utf-8"))
+    md = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    for part in (f"# {name[:2]} · ", "**What you will learn**", "**What you need**", "> **Instructor notes**",
+                 "## Summary", "## Exercises", "<details><summary>Solution</summary>"):
+        assert part in md, part
+    for cell in nb["cells"]:
+        src = "".join(cell["source"])
+        if cell["cell_type"] == "code":
+            assert cell["execution_count"] is not None  # committed executed
+            assert not any(o["output_type"] == "error" for o in cell["outputs"])
+            if src.startswith("# NBVAL_IGNORE_OUTPUT"):  # only slider views and self-checks
+                assert "widgets." in src and ("_view(" in src or "_check(" in src), src[:80]
+            else:
+                assert "NBVAL_IGNORE_OUTPUT" not in src
