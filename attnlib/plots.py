@@ -170,8 +170,8 @@ def series_plot(x, series, xlabel, ylabel, ax=None, title=None, logx=False, logy
 def logit_histograms(raw, scaled, ax=None, title=None, xlim=None, bins=61):
     """Overlaid histograms of raw q·k (UNSCALED colour) and q·k/√d_k (SCALED colour) (lesson 04).
 
-    raw, scaled : arrays of logits (any shape, flattened). xlim : (lo, hi) shared range.
-    The legend reports each standard deviation.
+    raw, scaled : arrays of logits (any shape, flattened). xlim : (lo, hi) shared range;
+    values outside it are counted in the edge bins. The legend reports each standard deviation.
     """
     fig, ax = axes_or_new(ax, figsize=(6.0, 3.8))
     raw = np.ravel(raw)
@@ -216,7 +216,7 @@ def head_entropy_bars(entropy_raw, entropy_scaled, max_entropy, ax=None, title=N
 
 
 @projector_style
-def heads_figure(record, xlim=(-30, 30)):
+def heads_figure(record, xlim=(-48, 48)):
     """Two panels for one head count (lesson 04): logit histograms and per-head entropy.
 
     record : dict with raw, scaled (H, n, n) logits, entropy_raw, entropy_scaled (H,),
