@@ -247,6 +247,35 @@ def at_scale_view(raw, d_k=None) -> SliderView:
 # ---------------------------------------------------------------------------
 
 
+def heads_view(records: dict) -> SliderView:
+    """Slider over the number of heads at fixed d_model (lesson 04).
+
+    records : {num_heads: record for ``plots.heads_figure``}, computed before the widget.
+    """
+    from .plots import heads_figure
+
+    keys = sorted(records)
+    return slider_view(lambda num_heads: heads_figure(records[num_heads]),
+                       num_heads=options_slider("number of heads h", keys, keys[len(keys) // 2]))
+
+
+def temperature_view(logits, t_min=0.25, t_max=16.0, value=1.0, labels=None, xlabel="key") -> SliderView:
+    """Temperature slider over fixed logits, with live entropy and max weight (lesson 05)."""
+    from .plots import temperature_panel
+
+    return slider_view(lambda temperature: temperature_panel(logits, temperature, labels=labels, xlabel=xlabel),
+                       temperature=float_slider("temperature T", t_min, t_max, value, step=0.25))
+
+
+def alpha_view(d_ks, dots_independent, dots_correlated, alphas=(0.0, 0.25, 0.5, 0.75, 1.0),
+               ylim=None) -> SliderView:
+    """Slider over α in q·k / d_k^α, drawn from dot products sampled beforehand (lesson 05)."""
+    from .plots import alpha_panel
+
+    return slider_view(lambda alpha: alpha_panel(d_ks, dots_independent, dots_correlated, alpha, ylim=ylim),
+                       alpha=options_slider("exponent α", list(alphas), 0.5))
+
+
 
 
 
