@@ -66,6 +66,17 @@ def alpha_scaled_logits(q, k, alpha):
     return np.matmul(q, np.swapaxes(k, -1, -2)) / q.shape[-1] ** alpha
 
 
+def _features(x, axis, eps):
+    """Check a (..., d) feature array, its axis and eps; returns (x, axis index, eps)."""
+    x = as_float_array(x, "x")
+    if x.ndim == 0:
+        raise ValueError("x must have at least one dimension (features); got a scalar")
+    ax = axis_index(axis, x.ndim)
+    eps = positive_scalar(eps, "eps")
+    check_finite(x, "x")
+    return x, ax, eps
+
+
 def layer_norm(x, gain=None, bias=None, eps=1e-5, axis=-1):
     """Layer normalisation (lessons 05, 06): (x − mean) / sqrt(var + eps) · gain + bias.
 
@@ -74,12 +85,7 @@ def layer_norm(x, gain=None, bias=None, eps=1e-5, axis=-1):
     Returns an array of x's shape; without gain/bias each slice has mean 0 and
     variance var/(var + eps) ≈ 1, so its squared norm is ≈ d.
     """
-    x = as_float_array(x, "x")
-    if x.ndim == 0:
-        raise ValueError("x must have at least one dimension (features); got a scalar")
-    ax = axis_index(axis, x.ndim)
-    eps = positive_scalar(eps, "eps")
-    check_finite(x, "x")
+    x, ax, eps = _features(x, axis, eps)
     centred = x - x.mean(axis=ax, keepdims=True)
     out = centred / np.sqrt((centred**2).mean(axis=ax, keepdims=True) + eps)
     for name, value in (("gain", gain), ("bias", bias)):
@@ -101,12 +107,7 @@ def l2_normalize(x, eps=1e-12, axis=-1):
 
     x : (..., d). Returns an array of x's shape.
     """
-    x = as_float_array(x, "x")
-    if x.ndim == 0:
-        raise ValueError("x must have at least one dimension (features); got a scalar")
-    ax = axis_index(axis, x.ndim)
-    eps = positive_scalar(eps, "eps")
-    check_finite(x, "x")
+    x, ax, eps = _features(x, axis, eps)
     return x / np.maximum(np.linalg.norm(x, axis=ax, keepdims=True), eps)
 
 
