@@ -9,12 +9,14 @@ Sections below belong to lesson groups; keep additions inside your section.
 
 from __future__ import annotations
 
+import io
 import re
+from collections import OrderedDict
 from fractions import Fraction
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
-from IPython.display import display
+from IPython.display import Image, display
 
 __all__ = ["slider_view", "int_slider", "float_slider", "numeric_check", "choice_check", "parse_number"]
 
@@ -45,13 +47,22 @@ def options_slider(description, options, value=None):
 
 
 class SliderView(widgets.VBox):
-    """Sliders above an Output area; ``draw(**values)`` must return a matplotlib Figure."""
+    """Sliders above an Output area; ``draw(**values)`` must return a matplotlib Figure.
+
+    ``draw`` must depend only on the slider values (it draws from data computed once),
+    so each rendered state is kept: moving back to a state shows its PNG at once.
+    The PNG is rendered once per state, without the inline backend's second (tight-bbox)
+    pass; the plots use constrained layout, so nothing is cut off.
+    """
+
+    CACHE_SIZE = 48  # states kept per view (a PNG and its closed Figure each)
 
     def __init__(self, draw, sliders: dict):
         self.draw = draw
         self.sliders = dict(sliders)
         self.output = widgets.Output()
         self.last_figure = None
+        self._rendered = OrderedDict()  # values -> (png bytes, Figure), least recently used first
         super().__init__([*self.sliders.values(), self.output])
         for s in self.sliders.values():
             s.observe(self.update, names="value")
@@ -60,13 +71,27 @@ class SliderView(widgets.VBox):
     def values(self) -> dict:
         return {name: s.value for name, s in self.sliders.items()}
 
+    def render(self, values: dict):
+        """(png, Figure) for ``values``: from the cache, or drawn, rendered and cached."""
+        key = tuple(values.items())
+        if key in self._rendered:
+            self._rendered.move_to_end(key)
+            return self._rendered[key]
+        fig = self.draw(**values)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")
+        plt.close(fig)
+        self._rendered[key] = (buf.getvalue(), fig)
+        if len(self._rendered) > self.CACHE_SIZE:
+            self._rendered.popitem(last=False)
+        return self._rendered[key]
+
     def update(self, change=None):
-        """Redraw from the current slider values; returns the new Figure."""
-        fig = self.draw(**self.values())
+        """Show the figure for the current slider values; returns that Figure."""
+        png, fig = self.render(self.values())
         with self.output:
             self.output.clear_output(wait=True)
-            display(fig)
-        plt.close(fig)
+            display(Image(data=png, format="png"))
         self.last_figure = fig
         return fig
 

@@ -53,4 +53,9 @@ def test_slider_view_redraws_at_extremes_without_warnings():
         s.value = s.min
     assert calls == [3, 6, 1]
     assert view.last_figure.axes[0].get_title() == "n = 1"
+    view.sliders["n"].value = 6  # a state seen before is shown from the cache, not drawn again
+    assert calls == [3, 6, 1]
+    assert view.last_figure.axes[0].get_title() == "n = 6"
+    png, _ = view.render({"n": 6})
+    assert png.startswith(b"\x89PNG")
     assert plt.get_fignums() == []  # figures are closed after display
