@@ -9,6 +9,7 @@ Sections below belong to lesson groups; keep additions inside your section.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import re
 from collections import OrderedDict
@@ -93,7 +94,57 @@ class SliderView(widgets.VBox):
             self.output.clear_output(wait=True)
             display(Image(data=png, format="png"))
         self.last_figure = fig
+        self._schedule_prefetch()
         return fig
+
+    def neighbours(self) -> list[dict]:
+        """Slider values one step away from the current ones (one slider moved at a time)."""
+        now = self.values()
+        out = []
+        for name, s in self.sliders.items():
+            for direction in (1, -1):
+                value = _step(s, direction)
+                if value is not None:
+                    out.append({**now, name: value})
+        return out
+
+    def _schedule_prefetch(self):
+        """When the kernel's event loop is idle, render the states one step away, one per turn.
+
+        Runs on the kernel's own thread between messages (no threads, no pyplot races); a
+        key press waits at most for the one render in progress. Outside a running event
+        loop (plain Python, tests) it does nothing.
+        """
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        todo = [v for v in self.neighbours() if tuple(v.items()) not in self._rendered]
+
+        def one_more():
+            while todo and tuple(todo[0].items()) in self._rendered:
+                todo.pop(0)
+            if not todo:
+                return
+            try:
+                self.render(todo.pop(0))
+            except Exception:  # the real update will show the error; stop guessing ahead
+                return
+            if todo:
+                loop.call_later(0.02, one_more)
+
+        if todo:
+            loop.call_later(0.05, one_more)
+
+
+def _step(slider, direction: int):
+    """The value ``slider`` takes one keyboard step away, or None past its end."""
+    if isinstance(slider, widgets.SelectionSlider):
+        i = slider.index + direction
+        values = slider._options_values  # the values behind the labels
+        return values[i] if 0 <= i < len(values) else None
+    value = slider.value + direction * slider.step
+    return value if slider.min <= value <= slider.max else None
 
 
 def slider_view(draw, **sliders) -> SliderView:

@@ -59,3 +59,32 @@ def test_slider_view_redraws_at_extremes_without_warnings():
     png, _ = view.render({"n": 6})
     assert png.startswith(b"\x89PNG")
     assert plt.get_fignums() == []  # figures are closed after display
+
+
+def test_neighbours_are_one_step_away_and_stay_in_range():
+    view = widgets.slider_view(lambda a, b: plots.probability_bars([0.5, 0.5], title=f"{a} {b}"),
+                               a=widgets.options_slider("a", [16, 64, 256], 16),
+                               b=widgets.float_slider("b", 0.5, 2.0, 2.0, step=0.5))
+    assert view.neighbours() == [{"a": 64, "b": 2.0}, {"a": 16, "b": 1.5}]  # 16 has no left, 2.0 no right
+    view.sliders["a"].value = 64
+    assert {"a": 256, "b": 2.0} in view.neighbours() and {"a": 16, "b": 2.0} in view.neighbours()
+
+
+def test_prefetch_renders_neighbours_inside_an_event_loop():
+    import asyncio
+
+    drawn = []
+
+    def draw(n):
+        drawn.append(n)
+        return plots.probability_bars([1 / n] * n, title=f"n = {n}")
+
+    async def main():
+        view = widgets.slider_view(draw, n=widgets.int_slider("keys", 1, 6, 3))
+        await asyncio.sleep(0.5)  # the loop is idle: both neighbours get rendered
+        return view
+
+    view = asyncio.run(main())
+    assert drawn == [3, 4, 2]
+    view.sliders["n"].value = 4  # a prefetched state: shown without drawing again
+    assert drawn == [3, 4, 2] and view.last_figure.axes[0].get_title() == "n = 4"
