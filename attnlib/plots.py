@@ -127,6 +127,305 @@ def heatmap(matrix, ax=None, title=None, xlabel="key position", ylabel="query po
 # ---------------------------------------------------------------------------
 
 
+def markdown_table(headers, rows):
+    """A Markdown table (rendered in Jupyter) from headers and rows of already formatted cells."""
+    from IPython.display import Markdown
+
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return Markdown("\n".join(lines))
+
+
+def _hist(ax, values, color, label, bins):
+    ax.hist(values, bins=bins, density=True, histtype="stepfilled", alpha=0.35, color=color)
+    ax.hist(values, bins=bins, density=True, histtype="step", lw=2, color=color, label=label)
+
+
+@projector_style
+def dot_product_histograms(samples, d_ks=None, raw_lim=None, scaled_lim=4.5, bins=60):
+    """Small multiples (lesson 01): top row raw q·k, bottom row q·k/√d_k, one column per d_k.
+
+    samples : {d_k: (n,) dot products}. Each row of panels shares its x and y axes, so
+    widths compare directly across d_k. Returns the Figure.
+    """
+    d_ks = list(d_ks if d_ks is not None else samples)
+    raw_lim = raw_lim or 4.0 * np.sqrt(max(d_ks))
+    fig, axes = plt.subplots(2, len(d_ks), figsize=(3.1 * len(d_ks), 5.6), sharey="row", layout="constrained",
+                             squeeze=False)
+    for j, d in enumerate(d_ks):
+        x = np.asarray(samples[d], dtype=float)
+        for row, (vals, lim, color, name) in enumerate(
+            ((x, raw_lim, UNSCALED, "q·k"), (x / np.sqrt(d), scaled_lim, SCALED, "q·k / √d_k"))
+        ):
+            ax = axes[row, j]
+            _hist(ax, vals, color, name, np.linspace(-lim, lim, bins + 1))
+            ax.set_xlim(-lim, lim)
+            ax.text(0.03, 0.95, f"std {np.std(vals):.2f}", transform=ax.transAxes, va="top", fontsize=11)
+            ax.set_xlabel(f"{name} (score units)")
+        axes[0, j].set_title(f"d_k = {d}")
+    axes[0, 0].set_ylabel("density (raw)")
+    axes[1, 0].set_ylabel("density (scaled)")
+    fig.suptitle("Raw dot products spread out as d_k grows; scaled ones keep the same width")
+    return fig
+
+
+@projector_style
+def dot_product_panel(sample, d_k, row_logits, raw_lim, scaled_lim=4.5, bins=60):
+    """One d_k (lesson 01 slider): raw and scaled histograms, and softmax of one row of scores.
+
+    sample : (n,) raw q·k.   row_logits : (S,) raw scores of one query against S keys.
+    """
+    from .core import softmax
+
+    fig, axes = plt.subplots(1, 3, figsize=(13.5, 3.8), layout="constrained")
+    x = np.asarray(sample, dtype=float)
+    _hist(axes[0], x, UNSCALED, "q·k", np.linspace(-raw_lim, raw_lim, bins + 1))
+    axes[0].set_xlim(-raw_lim, raw_lim)
+    axes[0].set_title(f"raw q·k, d_k = {d_k}: std {np.std(x):.1f}")
+    _hist(axes[1], x / np.sqrt(d_k), SCALED, "q·k/√d_k", np.linspace(-scaled_lim, scaled_lim, bins + 1))
+    axes[1].set_xlim(-scaled_lim, scaled_lim)
+    axes[1].set_title(f"scaled q·k/√d_k: std {np.std(x / np.sqrt(d_k)):.2f}")
+    for ax, name in zip(axes[:2], ("q·k", "q·k / √d_k"), strict=True):
+        ax.set_xlabel(f"{name} (score units)")
+        ax.set_ylabel("density")
+    z = np.asarray(row_logits, dtype=float)
+    pos = np.arange(len(z))
+    axes[2].bar(pos - 0.2, softmax(z), width=0.4, color=UNSCALED, label="softmax(raw)")
+    axes[2].bar(pos + 0.2, softmax(z / np.sqrt(d_k)), width=0.4, color=SCALED, label="softmax(scaled)")
+    axes[2].set_ylim(0, 1)
+    axes[2].set_xticks(pos, [str(i + 1) for i in pos])
+    axes[2].set_xlabel("key")
+    axes[2].set_ylabel("attention weight")
+    axes[2].set_title("one query over 8 keys")
+    axes[2].legend(loc="upper right")
+    return fig
+
+
+@projector_style
+def variance_vs_dk(d_ks, measured, theory, seed_claim=None, ax=None):
+    """Log-log Var(q·k) against d_k (lesson 02): measured points, theory lines, seed's claim dashed.
+
+    measured, theory : {label: (len(d_ks),) variances}, same labels.
+    seed_claim : optional {label: (len(d_ks),)} drawn dashed in the label's colour.
+    """
+    fig, ax = axes_or_new(ax, figsize=(7.5, 4.6))
+    for i, label in enumerate(measured):
+        c = CYCLE[i % len(CYCLE)]
+        ax.plot(d_ks, theory[label], color=c, lw=2, label=f"{label}: theory d_k σ_q² σ_k²")
+        ax.plot(d_ks, measured[label], "o", color=c, ms=7, mfc="white", mew=2)
+        if seed_claim and label in seed_claim:
+            ax.plot(d_ks, seed_claim[label], "--", color=c, lw=2, label=f"{label}: seed's d_k σ²")
+    ax.plot([], [], "o", color="gray", mfc="white", mew=2, label="Monte Carlo (circles)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("d_k (components per vector)")
+    ax.set_ylabel("Var(q·k) (score units²)")
+    ax.set_title("Var(q·k) grows linearly in d_k, with slope σ_q²σ_k²")
+    ax.legend(fontsize=9.5, loc="lower right")
+    return fig
+
+
+@projector_style
+def scaled_logit_density(sample, d_k, sigma_q, sigma_k, ax=None, lim=None, bins=60):
+    """Histogram of q·k/√d_k with the density N(0, σ_q²σ_k²) predicted by lesson 02.
+
+    When σ_q = σ_k = σ also draws the seed's claimed N(0, σ²) dashed.
+    sample : (n,) raw q·k for this d_k, σ_q, σ_k.
+    """
+    fig, ax = axes_or_new(ax, figsize=(6.5, 4.0))
+    s = np.asarray(sample, dtype=float) / np.sqrt(d_k)
+    sd = sigma_q * sigma_k
+    lim = lim or 4.0 * max(sd, 0.25)
+    _hist(ax, s, SCALED, "q·k/√d_k (Monte Carlo)", np.linspace(-lim, lim, bins + 1))
+    x = np.linspace(-lim, lim, 400)
+    ax.plot(x, np.exp(-0.5 * (x / sd) ** 2) / (sd * np.sqrt(2 * np.pi)), color="black", lw=2,
+            label=f"N(0, σ_q²σ_k²), std {sd:.2f}")
+    if np.isclose(sigma_q, sigma_k):
+        s2 = sigma_q
+        ax.plot(x, np.exp(-0.5 * (x / s2) ** 2) / (s2 * np.sqrt(2 * np.pi)), "--", color=UNSCALED, lw=2,
+                label=f"seed's N(0, σ²), std {s2:.2f}")
+    ax.set_xlim(-lim, lim)
+    ax.set_xlabel("q·k / √d_k (score units)")
+    ax.set_ylabel("density")
+    ax.set_title(f"d_k={d_k}, σ_q={sigma_q:g}, σ_k={sigma_k:g}: var {np.var(s):.3g} (theory {sd**2:.3g})",
+                 fontsize=12)
+    ax.legend(fontsize=9.5, loc="upper right")
+    return fig
+
+
+@projector_style
+def mean_growth(d_ks, raw_means, theory_means, ax=None):
+    """Mean of q·k against d_k for correlated q, k (lesson 02): raw, ÷√d_k and ÷d_k.
+
+    raw_means, theory_means : (len(d_ks),) measured and predicted E[q·k].
+    """
+    fig, ax = axes_or_new(ax, figsize=(7.5, 4.4))
+    d = np.asarray(d_ks, dtype=float)
+    m, t = np.asarray(raw_means, dtype=float), np.asarray(theory_means, dtype=float)
+    for div, c, name in ((1.0, UNSCALED, "E[q·k]"), (np.sqrt(d), SCALED, "E[q·k] / √d_k"),
+                         (d, PALETTE["green"], "E[q·k] / d_k")):
+        ax.plot(d, t / div, color=c, lw=2, label=f"{name}: theory")
+        ax.plot(d, m / div, "o", color=c, ms=7, mfc="white", mew=2)
+    ax.plot([], [], "o", color="gray", mfc="white", mew=2, label="Monte Carlo (circles)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("d_k (components per vector)")
+    ax.set_ylabel("mean score (score units)")
+    ax.set_title("Correlated q, k: the mean grows like d_k; only ÷d_k holds it fixed")
+    ax.legend(fontsize=10, loc="upper left")
+    return fig
+
+
+def _fmt_list(z):
+    return "[" + ", ".join(f"{x:g}" for x in np.asarray(z, dtype=float)) + "]"
+
+
+def _labelled_bars(ax, probs, color):
+    probs = np.asarray(probs, dtype=float)
+    bars = ax.bar(range(len(probs)), probs, color=color)
+    ax.bar_label(bars, labels=[f"{p:.4g}" for p in probs], padding=2)
+    ax.set_xticks(range(len(probs)), [f"key {i + 1}" for i in range(len(probs))])
+    ax.set_xlabel("key")
+    ax.set_ylim(0, 1.12)
+
+
+@projector_style
+def worked_example_bars(logits, probs_raw, probs_scaled, sqrt_dk):
+    """Two bar charts (lesson 03): softmax of the raw worked-example logits and of logits/√d_k.
+
+    Bars are labelled to 4 significant figures so the tiny weights stay readable.
+    """
+    fig, axes = plt.subplots(1, 2, figsize=(10.5, 3.8), sharey=True, layout="constrained")
+    z = np.asarray(logits, dtype=float)
+    _labelled_bars(axes[0], probs_raw, UNSCALED)
+    axes[0].set_title(f"softmax of raw logits {_fmt_list(z)}")
+    _labelled_bars(axes[1], probs_scaled, SCALED)
+    axes[1].set_title(f"softmax of logits ÷ {sqrt_dk:g} = {_fmt_list(z / sqrt_dk)}")
+    axes[0].set_ylabel("attention weight (probability)")
+    return fig
+
+
+@projector_style
+def temperature_panel(logits, temps, probs, entropy, temperature, marks=(1.0, 8.0)):
+    """Lesson 03 temperature view: bars of softmax(logits/T) at one T, and entropy against T.
+
+    temps : (m,) grid.  probs : (m, n) and entropy : (m,) from ``saturation.temperature_sweep``.
+    temperature : the T to show (nearest grid value). marks : temperatures drawn as lines.
+    """
+    temps = np.asarray(temps, dtype=float)
+    i = int(np.argmin(np.abs(np.log(temps) - np.log(temperature))))
+    fig, axes = plt.subplots(1, 2, figsize=(11.5, 3.9), layout="constrained")
+    color = SCALED if temps[i] > 1.0 + 1e-9 else UNSCALED
+    _labelled_bars(axes[0], probs[i], color)
+    axes[0].set_ylabel("attention weight")
+    axes[0].set_title(f"softmax(z / T), T = {temps[i]:.3g}: entropy {entropy[i]:.3f} nats")
+    ax = axes[1]
+    ax.plot(temps, entropy, color="black", lw=2, label="entropy of softmax(z / T)")
+    ax.axhline(np.log(probs.shape[1]), color="gray", ls=":", lw=1.5, label=f"uniform: ln {probs.shape[1]}")
+    for t, c, name in zip(marks, (UNSCALED, SCALED), ("T = 1 (raw)", "T = √d_k (scaled)"), strict=True):
+        ax.axvline(t, color=c, ls="--", lw=2, label=name)
+    ax.plot([temps[i]], [entropy[i]], "o", color=PALETTE["orange"], ms=11, label="this T")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("temperature T (dimensionless)")
+    ax.set_ylabel("entropy (nats)")
+    ax.set_title("Dividing by √d_k = softmax at temperature √d_k")
+    ax.legend(fontsize=9.5, loc="upper left")
+    return fig
+
+
+@projector_style
+def temperature_small_multiples(logits, temps_shown, probs_shown, entropy_shown):
+    """Static companion of the temperature slider: one bar chart per temperature (lesson 03)."""
+    fig, axes = grid_of_axes(len(temps_shown), ncols=len(temps_shown), figsize_per=(2.8, 3.0))
+    for ax, t, p, h in zip(axes, temps_shown, probs_shown, entropy_shown, strict=True):
+        color = SCALED if t > 1.0 + 1e-9 else UNSCALED
+        ax.bar(range(len(p)), p, color=color)
+        ax.bar_label(ax.containers[0], labels=[f"{v:.2f}" for v in p], padding=2, fontsize=10)
+        ax.set_xticks(range(len(p)), [f"k{j + 1}" for j in range(len(p))])
+        ax.set_xlabel("key")
+        ax.set_ylim(0, 1.15)
+        ax.set_title(f"T = {t:g}, H = {h:.2f}")
+    axes[0].set_ylabel("attention weight")
+    fig.suptitle(f"softmax({_fmt_list(logits)} / T): T = 1 is the raw row, T = 8 the scaled one")
+    return fig
+
+
+@projector_style
+def at_scale_summary(rows):
+    """Lesson 03: three panels against d_k, unscaled vs scaled, from ``saturation.at_scale_table`` rows.
+
+    Mean max-probability; share of rows with max-probability > 0.99; median (solid) and
+    90th percentile (dashed) of ‖∂p/∂q‖_F.
+    """
+    d = [r["d_k"] for r in rows]
+    fig, axes = plt.subplots(1, 3, figsize=(14.0, 4.0), layout="constrained")
+    for kind, c in (("unscaled", UNSCALED), ("scaled", SCALED)):
+        axes[0].plot(d, [r[kind]["mean_max_prob"] for r in rows], "o-", color=c, lw=2, label=kind)
+        axes[1].plot(d, [r[kind]["share_saturated"] for r in rows], "o-", color=c, lw=2, label=kind)
+        axes[2].plot(d, [r[kind]["query_grad_norm_median"] for r in rows], "o-", color=c, lw=2,
+                     label=f"{kind}: median")
+        axes[2].plot(d, [r[kind]["query_grad_norm_p90"] for r in rows], "s--", color=c, lw=2,
+                     label=f"{kind}: 90th pct")
+    axes[0].set_ylabel("mean max-probability")
+    axes[0].set_ylim(0, 1.02)
+    axes[1].set_ylabel("share of rows, max-prob > 0.99")
+    axes[1].set_ylim(-0.02, 1.02)
+    axes[2].set_ylabel("‖∂p/∂q‖_F (per unit of q)")
+    axes[2].set_yscale("log")
+    for ax, title in zip(axes, ("How peaked are the rows?", "How many rows are one-hot?",
+                                "How much does a row respond to q?"), strict=True):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("d_k")
+        ax.set_title(title)
+        ax.legend(fontsize=9.5)
+    return fig
+
+
+@projector_style
+def at_scale_histograms(unscaled, scaled, d_k, axes=None):
+    """Lesson 03, one d_k: histograms of max-probability and of log10 ‖∂p/∂q‖_F, unscaled vs scaled.
+
+    unscaled, scaled : ``row_statistics`` dicts of (n_rows,) arrays. axes : optional two Axes.
+    """
+    if axes is None:
+        fig, axes = plt.subplots(1, 2, figsize=(11.5, 3.8), layout="constrained")
+    fig = axes[0].figure
+    pbins = np.linspace(0, 1, 41)
+    gbins = np.linspace(-24, 2, 53)
+    for stats, c, name in ((unscaled, UNSCALED, "unscaled"), (scaled, SCALED, "scaled ÷√d_k")):
+        axes[0].hist(stats["max_prob"], bins=pbins, color=c, alpha=0.8, histtype="stepfilled", label=name)
+        g = np.log10(np.maximum(stats["query_grad_norm"], 1e-24))
+        axes[1].hist(g, bins=gbins, color=c, alpha=0.8, histtype="stepfilled", label=name)
+    axes[0].set_xlabel("max-probability of a row")
+    axes[0].set_ylabel("rows")
+    axes[0].set_title(f"d_k = {d_k}: how peaked")
+    axes[1].set_xlabel("log10 ‖∂p/∂q‖_F (below −24 piled at −24)")
+    axes[1].set_ylabel("rows")
+    axes[1].set_title(f"d_k = {d_k}: gradient to the query")
+    for ax in axes:
+        ax.legend(fontsize=10, loc="upper left")
+    return fig
+
+
+@projector_style
+def at_scale_small_multiples(raw, d_ks):
+    """Static companion of the d_k slider (lesson 03): max-probability histograms for several d_k."""
+    fig, axes = plt.subplots(2, len(d_ks), figsize=(3.2 * len(d_ks), 5.6), layout="constrained",
+                             sharey="row", squeeze=False)
+    for j, d in enumerate(d_ks):
+        un, sc = raw[d]
+        at_scale_histograms(un, sc, d, axes=axes[:, j])
+        axes[0, j].set_title(f"d_k = {d}")
+        axes[1, j].set_title("")
+        axes[1, j].set_xlabel("log10 ‖∂p/∂q‖_F")
+        for ax in axes[:, j]:
+            ax.get_legend().remove()
+            if j:
+                ax.set_ylabel("")
+    axes[0, 0].legend(fontsize=10, loc="upper left")
+    fig.suptitle("Unscaled rows pile up at max-prob 1 with vanishing gradients; scaled rows do not move\n"
+                 "(gradient norms below 10⁻²⁴ are drawn at −24)")
+    return fig
 
 
 
@@ -135,9 +434,397 @@ def heatmap(matrix, ax=None, title=None, xlabel="key position", ylabel="query po
 # ---------------------------------------------------------------------------
 
 
+@projector_style
+def series_plot(x, series, xlabel, ylabel, ax=None, title=None, logx=False, logy=False, hline=None,
+                hline_label=None):
+    """Lines (with markers) of several named series against one x (lessons 04-06).
+
+    x : (m,) values.  series : {label: dict(y=(m,), color=..., yerr=(m,) or None, ls="-")}.
+    hline : optional y value drawn as a dashed black reference line, labelled hline_label.
+    """
+    fig, ax = axes_or_new(ax, figsize=(6.4, 4.0))
+    x = np.asarray(x, dtype=float)
+    for i, (label, spec) in enumerate(series.items()):
+        color = spec.get("color", CYCLE[i % len(CYCLE)])
+        y = np.asarray(spec["y"], dtype=float)
+        ax.plot(x, y, marker=spec.get("marker", "o"), ls=spec.get("ls", "-"), color=color, label=label)
+        if spec.get("yerr") is not None:
+            err = np.asarray(spec["yerr"], dtype=float)
+            ax.fill_between(x, y - err, y + err, color=color, alpha=0.15, lw=0)
+    if hline is not None:
+        ax.axhline(hline, color=PALETTE["black"], ls="--", lw=1, label=hline_label)
+    if logx:
+        ax.set_xscale("log", base=2)
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(loc="best")
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+@projector_style
+def logit_histograms(raw, scaled, ax=None, title=None, xlim=None, bins=61):
+    """Overlaid histograms of raw q·k (UNSCALED colour) and q·k/√d_k (SCALED colour) (lesson 04).
+
+    raw, scaled : arrays of logits (any shape, flattened). xlim : (lo, hi) shared range;
+    values outside it are counted in the edge bins. The legend reports each standard deviation.
+    """
+    fig, ax = axes_or_new(ax, figsize=(6.0, 3.8))
+    raw = np.ravel(raw)
+    scaled = np.ravel(scaled)
+    lo, hi = xlim if xlim is not None else (min(raw.min(), scaled.min()), max(raw.max(), scaled.max()))
+    edges = np.linspace(lo, hi, bins)
+    ax.hist(np.clip(raw, lo, hi), bins=edges, density=True, color=UNSCALED, alpha=0.55,
+            label=f"raw q·k (std {raw.std():.2f})")
+    ax.hist(np.clip(scaled, lo, hi), bins=edges, density=True, color=SCALED, alpha=0.55,
+            label=f"q·k/√d_k (std {scaled.std():.2f})")
+    ax.set_xlim(lo, hi)
+    ax.set_xlabel("logit value")
+    ax.set_ylabel("density")
+    ax.legend(loc="upper left", fontsize=9)
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+@projector_style
+def head_entropy_bars(entropy_raw, entropy_scaled, max_entropy, ax=None, title=None):
+    """Mean attention entropy per head, raw vs scaled, against the uniform maximum ln n (lesson 04).
+
+    entropy_raw, entropy_scaled : (H,) nats.  max_entropy : ln n in nats.
+    """
+    fig, ax = axes_or_new(ax, figsize=(6.0, 3.8))
+    h = len(entropy_raw)
+    pos = np.arange(h)
+    width = 0.4
+    ax.bar(pos - width / 2, entropy_raw, width, color=UNSCALED, label="raw q·k")
+    ax.bar(pos + width / 2, entropy_scaled, width, color=SCALED, label="q·k/√d_k")
+    ax.axhline(max_entropy, color=PALETTE["black"], ls="--", lw=1, label="uniform (ln n)")
+    step = max(1, h // 8)
+    ax.set_xticks(pos[::step], [str(i + 1) for i in pos[::step]])
+    ax.set_xlabel("head")
+    ax.set_ylabel("mean attention entropy (nats)")
+    ax.set_ylim(0, max_entropy * 1.25)
+    ax.legend(loc="upper right", fontsize=9, ncols=3)
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+@projector_style
+def heads_figure(record, xlim=(-48, 48)):
+    """Two panels for one head count (lesson 04): logit histograms and per-head entropy.
+
+    record : dict with raw, scaled (H, n, n) logits, entropy_raw, entropy_scaled (H,),
+             max_entropy, head_dim, num_heads.
+    """
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12.0, 4.0), layout="constrained")
+    logit_histograms(record["raw"], record["scaled"], ax=a1, xlim=xlim, title="logits, all heads")
+    head_entropy_bars(record["entropy_raw"], record["entropy_scaled"], record["max_entropy"], ax=a2,
+                      title="how spread out each head's attention is")
+    fig.suptitle(f"{record['num_heads']} head(s) of d_k = {record['head_dim']} (d_model fixed)")
+    return fig
+
+
+@projector_style
+def init_scheme_bars(schemes, widths, measured, predicted, ax=None):
+    """Variance of q·k/√d_k at initialisation per scheme and width (lesson 04), log scale.
+
+    schemes : names (m,). widths : embed dims (w,). measured, predicted : (m, w).
+    Bars are measured, black ticks the prediction (E·std²)², dashed line the target 1.
+    """
+    fig, ax = axes_or_new(ax, figsize=(10.0, 4.2))
+    measured = np.asarray(measured, dtype=float)
+    predicted = np.asarray(predicted, dtype=float)
+    m, w = measured.shape
+    width = 0.8 / w
+    for j in range(w):
+        pos = np.arange(m) + (j - (w - 1) / 2) * width
+        ax.bar(pos, measured[:, j], width, color=CYCLE[j % len(CYCLE)], label=f"d_model = {widths[j]}")
+        ax.scatter(pos, predicted[:, j], marker="_", s=250, color=PALETTE["black"], zorder=3,
+                   label="predicted (d_model·std²)²" if j == 0 else None)
+    ax.axhline(1.0, color=PALETTE["black"], ls="--", lw=1, label="target 1")
+    ax.set_yscale("log")
+    ax.set_xticks(np.arange(m), list(schemes))
+    ax.set_xlabel("initialisation of W_q, W_k")
+    ax.set_ylabel("Var(q·k / √d_k) at init")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9)
+    return fig
+
+
+@projector_style
+def temperature_panel(logits, temperature, labels=None, ax=None, xlabel="key"):
+    """Bars of softmax(logits / T) with entropy and max weight in the title (lesson 05).
+
+    logits : (n,) values.  temperature : T > 0.  labels : n tick labels.
+    """
+    from .core import attention_entropy, softmax
+
+    p = softmax(np.asarray(logits, dtype=float), temperature=temperature)
+    fig, ax = axes_or_new(ax, figsize=(6.4, 4.0))
+    probability_bars(p, labels=labels, ax=ax, color=SCALED, ylim=(0, 1.18))
+    ax.set_xlabel(xlabel)
+    h = float(attention_entropy(p))
+    ax.set_title(f"T = {temperature:.2f}\nentropy {h:.2f} nats (max {np.log(len(p)):.2f}), "
+                 f"max weight {p.max():.3f}", fontsize=11)
+    return fig
+
+
+@projector_style
+def alpha_panel(d_ks, dots_independent, dots_correlated, alpha, ax=None, ylim=None):
+    """Mean ± std of q·k / d_k^α against d_k, independent vs correlated q, k (lesson 05).
+
+    d_ks : (m,) head sizes.  dots_* : (m, n) raw dot products per d_k.  alpha : exponent.
+    """
+    d = np.asarray(d_ks, dtype=float)
+    series = {}
+    for label, dots, color in (("independent q, k", dots_independent, SCALED),
+                               ("correlated q, k", dots_correlated, PALETTE["orange"])):
+        z = np.asarray(dots, dtype=float) / d[:, None] ** alpha
+        series[label] = {"y": z.mean(axis=1), "yerr": z.std(axis=1), "color": color}
+    fig = series_plot(d, series, "head size d_k", f"q·k / d_k^{alpha:g}  (mean ± 1 std)", ax=ax, logx=True,
+                      title=f"α = {alpha:g}")
+    if ylim is not None:
+        (ax or fig.axes[0]).set_ylim(*ylim)
+    return fig
+
+
 
 
 
 # ---------------------------------------------------------------------------
 # Lessons 07-08 (training run, pretrained model)
 # ---------------------------------------------------------------------------
+# lesson 08
+from matplotlib.colors import LogNorm  # noqa: E402
+
+
+@projector_style
+def layer_head_grid(values, ax=None, title=None, colorbar_label="", norm=None, cmap=SEQUENTIAL_CMAP, fmt="{:.2g}"):
+    """Heatmap of one number per (layer, head), each cell printed, with a labelled colour bar (lesson 08).
+
+    values : (n_layers, n_heads). Layers and heads are numbered from 1 on the axes.
+    norm : a matplotlib Normalize (e.g. LogNorm) or None for a linear scale over the data.
+    """
+    values = np.asarray(values, dtype=float)
+    n_layers, n_heads = values.shape
+    fig, ax = axes_or_new(ax, figsize=(9.0, 4.2))
+    im = ax.imshow(values, cmap=cmap, norm=norm, aspect="auto")
+    ax.grid(False)
+    ax.set_xticks(range(n_heads), [str(h + 1) for h in range(n_heads)])
+    ax.set_yticks(range(n_layers), [str(i + 1) for i in range(n_layers)])
+    ax.set_xlabel("head")
+    ax.set_ylabel("layer")
+    for (i, j), v in np.ndenumerate(values):
+        r, g, b, _ = im.cmap(im.norm(v))
+        ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=9,
+                color="black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white")
+    cbar = fig.colorbar(im, ax=ax, label=colorbar_label)
+    if isinstance(im.norm, LogNorm):  # plain numbers, not 4×10⁰
+        ticks = [t for t in (0.1, 0.25, 0.5, 1, 2, 4, 10, 25, 50, 100, 250, 1000) if im.norm.vmin <= t <= im.norm.vmax]
+        cbar.set_ticks(ticks, labels=[f"{t:g}" for t in ticks])
+        cbar.ax.minorticks_off()
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+@projector_style
+def prediction_scatter(measured, predictions, ax=None, title=None, unit="Var(q·k)"):
+    """Predicted against measured values, one point per head, on log-log axes with the line y = x (lesson 08).
+
+    measured : (n,) or (n_layers, n_heads).  predictions : {label: array like measured}.
+    """
+    measured = np.ravel(np.asarray(measured, dtype=float))
+    fig, ax = axes_or_new(ax, figsize=(6.0, 5.0))
+    colours = [PALETTE["orange"], PALETTE["green"], PALETTE["purple"], PALETTE["sky"]]
+    every = [measured]
+    for (label, pred), colour in zip(predictions.items(), colours, strict=False):
+        pred = np.ravel(np.asarray(pred, dtype=float))
+        every.append(pred)
+        ax.scatter(pred, measured, s=28, color=colour, alpha=0.85, label=label, edgecolors="none")
+    lo, hi = min(a.min() for a in every) / 1.3, max(a.max() for a in every) * 1.3
+    ax.plot([lo, hi], [lo, hi], color=PALETTE["black"], lw=1, ls="--", label="prediction = measured")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_xlabel(f"predicted {unit}")
+    ax.set_ylabel(f"measured {unit}")
+    ax.legend(loc="upper left")
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+@projector_style
+def layer_profile(stats, layer, axes=None, var_ylim=None):
+    """One layer's heads: Var(q·k) raw and ÷√d_k with the iid prediction, and entropy with and without
+    the division (lesson 08). Used by the layer slider and its small multiples.
+
+    stats : dict from ``attnlib.minilm.head_statistics`` ((n_layers, n_heads) arrays).
+    layer : 1-based layer number.  axes : two Axes (variance, entropy) or None for a new figure.
+    """
+    if axes is None:
+        fig, axes = plt.subplots(2, 1, figsize=(7.5, 6.0), sharex=True, layout="constrained")
+    fig = axes[0].figure
+    i = layer - 1
+    heads = np.arange(1, stats["var_logit"].shape[1] + 1)
+    ax = axes[0]
+    ax.bar(heads - 0.2, stats["var_logit"][i], width=0.4, color=UNSCALED, label="Var(q·k)")
+    ax.bar(heads + 0.2, stats["var_logit_scaled"][i], width=0.4, color=SCALED, label="Var(q·k/√d_k)")
+    ax.scatter(heads - 0.2, stats["iid_prediction"][i], marker="_", s=150, color=PALETTE["black"], zorder=3,
+               label="iid prediction d_k·Var(q_i)·Var(k_i)")
+    ax.axhline(1.0, color=SCALED, ls=":", lw=1)
+    ax.set_yscale("log")
+    if var_ylim:
+        ax.set_ylim(*var_ylim)
+    ax.set_ylabel("variance of the logits")
+    ax.set_title(f"layer {layer}")
+    ax.legend(fontsize=9, loc="upper right", ncols=1)
+    ax = axes[1]
+    ax.bar(heads - 0.2, stats["entropy_unscaled"][i], width=0.4, color=UNSCALED, label="softmax(q·k)")
+    ax.bar(heads + 0.2, stats["entropy_scaled"][i], width=0.4, color=SCALED, label="softmax(q·k/√d_k)")
+    ax.axhline(stats["log_keys"][i].mean(), color=PALETTE["black"], ls="--", lw=1, label="uniform: mean log n")
+    ax.set_ylim(0, 1.35 * stats["log_keys"].max())
+    ax.set_ylabel("mean entropy (nats)")
+    ax.set_xlabel("head")
+    ax.set_xticks(heads)
+    ax.legend(fontsize=9, loc="upper right", ncols=3)
+    return fig
+
+
+@projector_style
+def layer_profiles(stats, layers, var_ylim=None):
+    """Small multiples of ``layer_profile`` side by side for the given 1-based layers (lesson 08)."""
+    fig, axes = plt.subplots(2, len(layers), figsize=(5.2 * len(layers), 6.0), sharex=True, sharey="row",
+                             layout="constrained", squeeze=False)
+    for col, layer in enumerate(layers):
+        layer_profile(stats, layer, axes=axes[:, col], var_ylim=var_ylim)
+        if col:
+            axes[0, col].get_legend().remove()
+            axes[1, col].get_legend().remove()
+            axes[0, col].set_ylabel("")
+            axes[1, col].set_ylabel("")
+    return fig
+
+
+@projector_style
+def token_attention_pair(scaled, unscaled, tokens, title=None):
+    """Attention weights of one head on one sentence, with and without ÷√d_k, side by side (lesson 08).
+
+    scaled, unscaled : (n, n) weights over the real tokens.  tokens : n token strings.
+    """
+    fig, axes = plt.subplots(1, 2, figsize=(11.0, 5.0), layout="constrained")
+    for ax, w, name, colour in ((axes[0], scaled, "softmax(q·k/√d_k): as trained", SCALED),
+                                (axes[1], unscaled, "softmax(q·k): division removed", UNSCALED)):
+        im = ax.imshow(np.asarray(w, dtype=float), cmap=SEQUENTIAL_CMAP, vmin=0.0, vmax=1.0, aspect="auto")
+        ax.grid(False)
+        ax.set_xticks(range(len(tokens)), tokens, rotation=90)
+        ax.set_yticks(range(len(tokens)), tokens)
+        ax.set_xlabel("key token")
+        ax.set_ylabel("query token")
+        ax.set_title(name, color=colour)
+    fig.colorbar(im, ax=axes, label="attention weight")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+# lesson 07
+
+SCALING_COLORS = {"none": UNSCALED, "sqrt": SCALED, "linear": PALETTE["green"], "qknorm": PALETTE["orange"]}
+SCALING_LABELS = {"none": "unscaled (×1)", "sqrt": "÷√d_k", "linear": "÷d_k", "qknorm": "QK-norm (g·cos)"}
+_CURVE_AXES = {  # row of a (4, T) curves array -> (y label, log scale?)
+    0: ("loss (nats)", False),
+    1: ("largest |logit|", True),
+    2: ("mean attention\nentropy (nats)", False),
+}
+
+
+def _curve_lines(ax, steps, curves, scalings, row, legend=False):
+    """One line per scaling of ``curves[i, row]``; curves : (n_scalings, 4, T)."""
+    for i, s in enumerate(scalings):
+        ax.plot(steps, curves[i, row], color=SCALING_COLORS[s], label=SCALING_LABELS[s], lw=2)
+    label, log = _CURVE_AXES[row]
+    if log:
+        ax.set_yscale("log")
+        ax.yaxis.set_minor_locator(plt.NullLocator())  # decades are enough; minor ticks cost seconds
+    if legend:
+        ax.legend(loc="best")
+    return label
+
+
+@projector_style
+def training_curves(steps, curves, scalings, ax=None, title=None, uniform_entropy=None):
+    """Loss, largest attention logit and mean attention entropy over training (lesson 07).
+
+    steps : (T,) step numbers.  curves : (n_scalings, 4, T), rows in ``attnlib.train.CURVE_KEYS``
+    order (loss, max_logit, entropy, accuracy).  scalings : names from ``attnlib.train.SCALINGS``.
+    ax : None or a sequence of 3 Axes.  uniform_entropy : draw log S (uniform attention) if given.
+    """
+    steps, curves = np.asarray(steps, float), np.asarray(curves, float)
+    own = ax is None
+    if own:
+        fig, ax = plt.subplots(1, 3, figsize=(13.0, 4.3), layout="constrained", sharex=True)
+    fig = ax[0].figure
+    for row, a in enumerate(ax[:3]):
+        a.set_ylabel(_curve_lines(a, steps, curves, scalings, row, legend=row == 0 and not own))
+        a.set_xlabel("training step")
+    if own:
+        handles, labels = ax[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncols=len(scalings))
+    if uniform_entropy is not None:
+        ax[2].axhline(uniform_entropy, color=PALETTE["black"], ls="--", lw=1)
+        ax[2].annotate("uniform (log S)", (steps[-1], uniform_entropy), ha="right", va="bottom")
+        ax[2].set_ylim(top=1.15 * uniform_entropy)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+@projector_style
+def training_grid(steps, curves, scalings, d_ks, lrs, row=0):
+    """Small multiples: one panel per (d_k, learning rate), one line per scaling (lesson 07).
+
+    curves : (n_scalings, n_d_k, n_lr, 4, T).  row : which CURVE_KEYS row to draw (0 = loss).
+    """
+    steps, curves = np.asarray(steps, float), np.asarray(curves, float)
+    fig, axes = plt.subplots(len(d_ks), len(lrs), figsize=(3.6 * len(lrs), 2.5 * len(d_ks)), sharex=True,
+                             sharey=True, layout="constrained", squeeze=False)
+    for j, d_k in enumerate(d_ks):
+        for k, lr in enumerate(lrs):
+            a = axes[j, k]
+            label = _curve_lines(a, steps, curves[:, j, k], scalings, row)
+            a.set_title(f"d_k = {d_k}, lr = {lr:g}", fontsize=11)
+            if k == 0:
+                a.set_ylabel(label.replace("\n", " "))
+            if j == len(d_ks) - 1:
+                a.set_xlabel("training step")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=len(scalings))
+    return fig
+
+
+@projector_style
+def best_final_loss(d_ks, best, scalings, ax=None, title=None):
+    """Final loss at each scaling's best learning rate against d_k, log-log (lesson 07).
+
+    best : (n_scalings, n_d_k) final losses (nats).
+    """
+    best = np.asarray(best, float)
+    fig, ax = axes_or_new(ax, figsize=(6.0, 4.0))
+    for i, s in enumerate(scalings):
+        ax.plot(d_ks, best[i], "o-", color=SCALING_COLORS[s], label=SCALING_LABELS[s], lw=2)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xticks(d_ks, [str(d) for d in d_ks])
+    ax.set_xlabel("head size d_k")
+    ax.set_ylabel("final loss at best lr (nats)")
+    ax.legend(loc="best")
+    if title:
+        ax.set_title(title)
+    return fig

