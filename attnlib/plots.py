@@ -307,7 +307,7 @@ def worked_example_bars(logits, probs_raw, probs_scaled, sqrt_dk):
 
 @projector_style
 def temperature_panel(logits, temps, probs, entropy, temperature, marks=(1.0, 8.0)):
-    """Lesson 03 temperature view: bars of softmax(logits/T) at one T, and entropy against T.
+    """Temperature view (lessons 03, 05): bars of softmax(logits/T) at one T, and entropy against T.
 
     temps : (m,) grid.  probs : (m, n) and entropy : (m,) from ``saturation.temperature_sweep``.
     temperature : the T to show (nearest grid value). marks : temperatures drawn as lines.
@@ -318,7 +318,8 @@ def temperature_panel(logits, temps, probs, entropy, temperature, marks=(1.0, 8.
     color = SCALED if temps[i] > 1.0 + 1e-9 else UNSCALED
     _labelled_bars(axes[0], probs[i], color)
     axes[0].set_ylabel("attention weight")
-    axes[0].set_title(f"softmax(z / T), T = {temps[i]:.3g}: entropy {entropy[i]:.3f} nats")
+    axes[0].set_title(f"softmax(z / T), T = {temps[i]:.3g}\n"
+                      f"entropy {entropy[i]:.3f} nats, max weight {probs[i].max():.3f}")
     ax = axes[1]
     ax.plot(temps, entropy, color="black", lw=2, label="entropy of softmax(z / T)")
     ax.axhline(np.log(probs.shape[1]), color="gray", ls=":", lw=1.5, label=f"uniform: ln {probs.shape[1]}")
@@ -552,24 +553,6 @@ def init_scheme_bars(schemes, widths, measured, predicted, ax=None):
     ax.set_xlabel("initialisation of W_q, W_k")
     ax.set_ylabel("Var(q·k / √d_k) at init")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9)
-    return fig
-
-
-@projector_style
-def temperature_panel(logits, temperature, labels=None, ax=None, xlabel="key"):
-    """Bars of softmax(logits / T) with entropy and max weight in the title (lesson 05).
-
-    logits : (n,) values.  temperature : T > 0.  labels : n tick labels.
-    """
-    from .core import attention_entropy, softmax
-
-    p = softmax(np.asarray(logits, dtype=float), temperature=temperature)
-    fig, ax = axes_or_new(ax, figsize=(6.4, 4.0))
-    probability_bars(p, labels=labels, ax=ax, color=SCALED, ylim=(0, 1.18))
-    ax.set_xlabel(xlabel)
-    h = float(attention_entropy(p))
-    ax.set_title(f"T = {temperature:.2f}\nentropy {h:.2f} nats (max {np.log(len(p)):.2f}), "
-                 f"max weight {p.max():.3f}", fontsize=11)
     return fig
 
 

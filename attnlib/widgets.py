@@ -213,7 +213,7 @@ def sigma_view(standard_samples, sigma_max=3.0, lim=12.0) -> SliderView:
 
 
 def temperature_view(logits, temps, probs, entropy, value=8.0) -> SliderView:
-    """Lesson 03: a temperature slider over softmax(logits / T) precomputed on the grid ``temps``."""
+    """Lessons 03, 05: a temperature slider over softmax(logits / T) precomputed on the grid ``temps``."""
     import numpy as np
 
     from . import plots
@@ -257,14 +257,6 @@ def heads_view(records: dict) -> SliderView:
     keys = sorted(records)
     return slider_view(lambda num_heads: heads_figure(records[num_heads]),
                        num_heads=options_slider("number of heads h", keys, keys[len(keys) // 2]))
-
-
-def temperature_view(logits, t_min=0.25, t_max=16.0, value=1.0, labels=None, xlabel="key") -> SliderView:
-    """Temperature slider over fixed logits, with live entropy and max weight (lesson 05)."""
-    from .plots import temperature_panel
-
-    return slider_view(lambda temperature: temperature_panel(logits, temperature, labels=labels, xlabel=xlabel),
-                       temperature=float_slider("temperature T", t_min, t_max, value, step=0.25))
 
 
 def alpha_view(d_ks, dots_independent, dots_correlated, alphas=(0.0, 0.25, 0.5, 0.75, 1.0),

@@ -282,6 +282,9 @@ def test_temperature_view_extremes():
     view = widgets.temperature_view(z, temps, probs, ent)
     titles = _drive(view)
     assert "T = 0.25" in titles[0] and "T = 16" in titles[1]
+    assert "max weight 1.000" in titles[0]  # T = 0.25: one-hot
+    top = np.exp(1.0) / (np.exp(1.0) + np.exp(0.5) + np.exp(0.25))  # softmax([16, 8, 4] / 16)[0]
+    assert f"max weight {top:.3f}" in titles[1]
 
 
 def test_at_scale_view_extremes(small_data):

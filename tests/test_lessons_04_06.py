@@ -296,16 +296,6 @@ def test_heads_view_at_min_and_max(strict_warnings):
     assert len(hi.axes[1].patches) == 2 * 16  # one raw and one scaled bar per head
 
 
-def test_temperature_view_at_min_and_max(strict_warnings):
-    view = widgets.temperature_view([16.0, 8.0, 4.0], labels=["16", "8", "4"], value=8.0)
-    assert "max weight 0.629" in view.last_figure.axes[0].get_title()
-    lo, hi = drive_extremes(view, "temperature")
-    assert view.sliders["temperature"].min == 0.25 and view.sliders["temperature"].max == 16.0
-    assert "max weight 1.000" in lo.axes[0].get_title()
-    top = ref_softmax([16 / 16, 8 / 16, 4 / 16])[0]
-    assert f"max weight {top:.3f}" in hi.axes[0].get_title()
-
-
 def test_alpha_view_at_min_and_max(strict_warnings):
     d_ks = np.array([4, 16, 64])
     ind = np.vstack([np.random.default_rng(d).standard_normal(200) * np.sqrt(d) for d in d_ks])
@@ -326,7 +316,6 @@ def test_static_plot_functions_return_figures(strict_warnings):
         plots.head_entropy_bars([1.0, 2.0], [3.0, 3.0], np.log(32)),
         plots.heads_figure(small_heads_records()[4]),
         plots.init_scheme_bars(["a", "b"], [64, 128], [[1.0, 1.1], [0.1, 0.2]], [[1.0, 1.0], [0.1, 0.2]]),
-        plots.temperature_panel([2.0, 1.0, 0.5], 1.0),
         plots.alpha_panel([4, 16], rng.standard_normal((2, 50)), rng.standard_normal((2, 50)) + 1, 0.5, ylim=(-3, 3)),
     ]
     for fig in figs:
@@ -366,7 +355,6 @@ CHOICE = {"04-multi-head-and-init.ipynb": [1], "05-tradeoffs.ipynb": [1], "06-in
 
 
 @pytest.mark.parametrize("name", sorted(NUMERIC))
-@pytest.mark.filterwarnings("ignore:on_submit is deprecated:DeprecationWarning")  # in the shared NumericCheck
 def test_self_check_answers(name):
     checks = self_checks(name)
     numeric = [kw for kind, kw in checks if kind == "numeric_check"]
