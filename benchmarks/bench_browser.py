@@ -66,7 +66,7 @@ def measure_sliders(page, lab, target: str, repeats: int, warmup: int) -> list[d
             if n >= warmup:
                 times.append(ms)
             page.wait_for_timeout(150)  # a person does not press faster; lets the kernel go idle
-        out.append({"target": target, "slider": slider.locator(".widget-label").inner_text().strip(),
+        out.append({"target": target, "slider": (slider.locator(".widget-label").text_content() or "").strip(),
                     "size": tuple(page.evaluate(IMG_SIZE, [i])), "ms": times, "run_all_s": run_s})
     lab.shutdown_kernels()
     return out
