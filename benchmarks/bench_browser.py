@@ -100,6 +100,8 @@ def main(argv=None) -> int:
     parser.add_argument("--json", action="store_true", help="also print the rows as one JSON line at the end")
     parser.add_argument("--repeats", type=int, default=7, help="timed presses per slider")
     parser.add_argument("--warmup", type=int, default=1, help="untimed presses per slider first")
+    parser.add_argument("--kernel-startup", type=Path, help="a .py file every kernel runs first (to try a change, "
+                        "e.g. benchmarks/proposals/*.py, without editing the repository)")
     args, _ = parser.parse_known_args(argv)
     chromium = shutil.which("chromium")
     try:
@@ -117,6 +119,11 @@ def main(argv=None) -> int:
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
           f"{args.repeats} timed presses per slider after {args.warmup} untimed")
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
+        if args.kernel_startup:
+            startup = Path(tmp) / "ipython" / "profile_default" / "startup"
+            startup.mkdir(parents=True)
+            shutil.copy(args.kernel_startup, startup / "00-bench.py")
+            print(f"every kernel first runs {args.kernel_startup}")
         lab = start_lab(Path(tmp))
         browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS, headless=True)
         page = browser.new_page(viewport={"width": 1280, "height": 720})
