@@ -73,6 +73,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", help="lesson notebooks (default: notebooks/NN-*.ipynb)")
     parser.add_argument("--json", action="store_true", help="also print the rows as one JSON line at the end")
+    for ignored in ("--repeats", "--warmup"):  # run_all forwards these; a lesson is run once here
+        parser.add_argument(ignored, type=int, help=argparse.SUPPRESS)
     args, _ = parser.parse_known_args(argv)
     paths = [Path(a) for a in args.notebooks] or sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb"))
     paths = paths or [ROOT / "tests" / "fixtures" / "slider_demo.ipynb"]
