@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-COLUMNS = ["benchmark", "figure", "median", "min", "floor", "ratio", "goal", "met"]
+COLUMNS = ["benchmark", "figure", "median", "min", "p95", "floor", "ratio", "goal", "met"]
 
 
 def find_benchmarks(pattern: str | None) -> list[Path]:
@@ -63,12 +63,14 @@ def cells(name: str, row: dict) -> list[str]:
         median, low = f"{row['value']} {row.get('unit', '')}".strip(), "-"
     else:
         median, low = _num(row.get("median_ms"), " ms"), _num(row.get("min_ms"), " ms")
+    high = _num(row.get("p95_ms"), " ms")
     ratio = row.get("ratio")
     return [
         row.get("benchmark", name),
         str(row.get("figure", "?")),
         median,
         low,
+        high,
         str(row.get("floor") or "-"),
         "-" if ratio is None else f"{ratio:.2f}x",
         str(row.get("goal") or "-"),

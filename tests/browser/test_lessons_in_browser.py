@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from lab_harness import ARM_TIMER, RUN_FINISHED, run_menu
 
 pytestmark = pytest.mark.browser
 
@@ -25,42 +26,6 @@ LESSONS = sorted(p for p in (ROOT / "notebooks").glob("*.ipynb") if LESSON.match
 TARGETS = [f"notebooks/{p.name}" for p in LESSONS] + ["fixtures/slider_demo.ipynb"]
 RUN_TIMEOUT_MS = 120_000
 STDERR = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
-
-# True once Run All has finished: the kernel is idle, no cell is queued ([*]), and cells have run.
-RUN_FINISHED = """() => {
-  const bar = document.querySelector('#jp-main-statusbar');
-  const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')].map(p => p.textContent);
-  return bar && bar.textContent.includes('| Idle') && prompts.length > 0
-    && !prompts.some(t => t.includes('*')) && prompts.some(t => /\\[\\d+\\]/.test(t));
-}"""
-
-# Arms a timer for slider N: keydown on its handle starts it, a new <img> src in its view stops it.
-ARM_TIMER = """([index]) => {
-  const slider = document.querySelectorAll('.widget-slider')[index];
-  let view = slider.parentElement;
-  while (view && !view.querySelector('.widget-output')) view = view.parentElement;
-  const out = view && view.querySelector('.widget-output');
-  if (!out || !out.querySelector('img')) return 0;
-  const old = out.querySelector('img').src;
-  window.__t0 = null; window.__t1 = null;
-  slider.querySelector('.noUi-handle').addEventListener('keydown', () => { window.__t0 = performance.now(); },
-                                                       {once: true, capture: true});
-  const seen = () => {
-    const img = out.querySelector('img');
-    if (img && img.src !== old && window.__t1 === null) { window.__t1 = performance.now(); obs.disconnect(); }
-  };
-  const obs = new MutationObserver(seen);
-  obs.observe(out, {subtree: true, childList: true, attributes: true, attributeFilter: ['src']});
-  view.setAttribute('data-test-view', String(index));
-  return old.length;
-}"""
-
-
-def run_menu(page, menu: str, command: str) -> None:
-    """Open a main-menu entry and click the item bound to a JupyterLab command, like a person would."""
-    page.locator(".lm-MenuBar-item", has_text=re.compile(rf"^{menu}$")).click()
-    page.locator(f'.lm-Menu-item[data-command="{command}"]').click()
-
 
 def widget_views_in_file(path: Path) -> int:
     nb = json.loads(path.read_text(encoding="utf-8"))

@@ -1,0 +1,172 @@
+"""JupyterLab + headless Chromium plumbing shared by tests/browser and benchmarks/bench_browser.py.
+
+No pytest here: the fixtures in conftest.py and the benchmark both call these functions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+]
+NEWS_OFF = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
+
+# True once Run All has finished: the kernel is idle, no cell is queued ([*]), and cells have run.
+RUN_FINISHED = """() => {
+  const bar = document.querySelector('#jp-main-statusbar');
+  const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')].map(p => p.textContent);
+  return bar && bar.textContent.includes('| Idle') && prompts.length > 0
+    && !prompts.some(t => t.includes('*')) && prompts.some(t => /\\[\\d+\\]/.test(t));
+}"""
+
+# Arms a timer for slider N: keydown on its handle starts it, a new <img> src in its view stops it.
+ARM_TIMER = """([index]) => {
+  const slider = document.querySelectorAll('.widget-slider')[index];
+  let view = slider.parentElement;
+  while (view && !view.querySelector('.widget-output')) view = view.parentElement;
+  const out = view && view.querySelector('.widget-output');
+  if (!out || !out.querySelector('img')) return 0;
+  const old = out.querySelector('img').src;
+  window.__t0 = null; window.__t1 = null;
+  slider.querySelector('.noUi-handle').addEventListener('keydown', () => { window.__t0 = performance.now(); },
+                                                       {once: true, capture: true});
+  const seen = () => {
+    const img = out.querySelector('img');
+    if (img && img.src !== old && window.__t1 === null) { window.__t1 = performance.now(); obs.disconnect(); }
+  };
+  const obs = new MutationObserver(seen);
+  obs.observe(out, {subtree: true, childList: true, attributes: true, attributeFilter: ['src']});
+  view.setAttribute('data-test-view', String(index));
+  return old.length;
+}"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Lab:
+    """A running JupyterLab: base URL, token, the temporary root, and small REST helpers."""
+
+    def __init__(self, url: str, token: str, root: Path, proc=None, log=None):
+        self.url, self.token, self.root = url, token, root
+        self.proc, self.log = proc, log
+
+    def api(self, method: str, path: str):
+        req = urllib.request.Request(f"{self.url}{path}", method=method,
+                                     headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            body = resp.read()
+        return json.loads(body) if body else None
+
+    def shutdown_kernels(self) -> None:
+        """Stop every session's kernel so lessons do not pile up on 2 cores."""
+        for session in self.api("GET", "/api/sessions"):
+            self.api("DELETE", f"/api/sessions/{session['id']}")
+
+    def stop(self) -> None:
+        """Terminate the server (kill it after 15 s) and close its log."""
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
+
+
+def start_lab(tmp: Path) -> Lab:
+    """Start JupyterLab with its root in ``tmp/root`` holding copies of notebooks/ and tests/fixtures/.
+
+    Config, data, settings and workspaces live under ``tmp`` too. Raises RuntimeError (with the
+    log's tail) if the server does not answer within 60 s.
+    """
+    root = tmp / "root"
+    root.mkdir()
+    if (ROOT / "notebooks").is_dir():
+        shutil.copytree(ROOT / "notebooks", root / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copytree(ROOT / "tests" / "fixtures", root / "fixtures")
+    settings = tmp / "app-settings"
+    settings.mkdir()
+    (settings / "overrides.json").write_text(json.dumps(NEWS_OFF))
+    env = dict(os.environ)
+    for var, sub in [("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_DATA_DIR", "data"), ("JUPYTER_RUNTIME_DIR", "run"),
+                     ("JUPYTERLAB_SETTINGS_DIR", "user-settings"), ("JUPYTERLAB_WORKSPACES_DIR", "workspaces"),
+                     ("IPYTHONDIR", "ipython")]:
+        env[var] = str(tmp / sub)
+    env.pop("JUPYTER_PATH", None)
+    env.pop("JUPYTER_CONFIG_PATH", None)
+    port, token = free_port(), secrets.token_hex(16)
+    cmd = [
+        str(Path(sys.executable).parent / "jupyter"), "lab", "--no-browser",
+        "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+        f"--LabApp.app_settings_dir={settings}",
+    ]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    log = open(tmp / "jupyter.log", "w")  # noqa: SIM115  (closed by Lab.stop)
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
+    server = Lab(f"http://127.0.0.1:{port}", token, root, proc, log)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            server.api("GET", "/api/status")
+            return server
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                log.close()
+                raise RuntimeError("jupyter lab did not start:\n" + (tmp / "jupyter.log").read_text()[-3000:]) from None
+            time.sleep(0.3)
+
+
+def run_menu(page, menu: str, command: str) -> None:
+    """Open a main-menu entry and click the item bound to a JupyterLab command, like a person would."""
+    page.locator(".lm-MenuBar-item", has_text=re.compile(rf"^{menu}$")).click()
+    page.locator(f'.lm-Menu-item[data-command="{command}"]').click()
+
+
+def open_and_run_all(page, lab: Lab, target: str, timeout_ms: int) -> float:
+    """Open ``target`` (a path under the lab root), clear its outputs, Run All; return the seconds it took.
+
+    Raises playwright's TimeoutError if Run All does not finish within ``timeout_ms``.
+    """
+    page.goto(f"{lab.url}/lab/tree/{target}?reset&token={lab.token}")
+    page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=60_000)
+    page.wait_for_function("() => document.querySelector('#jp-main-statusbar')?.textContent.includes('| Idle')",
+                           timeout=60_000)
+    # Clear the committed outputs first, so every prompt and figure seen afterwards is from this run.
+    run_menu(page, "Edit", "editmenu:clear-all")
+    page.wait_for_function("() => !document.querySelector('.jp-Notebook .jp-OutputArea-output')")
+    start = time.perf_counter()
+    run_menu(page, "Run", "runmenu:run-all")
+    page.wait_for_function(RUN_FINISHED, timeout=timeout_ms, polling=200)
+    return time.perf_counter() - start
+
+
+def press_and_time(page, index: int, key: str, timeout_ms: int = 15_000) -> float:
+    """Arm the timer on slider ``index``, press ``key`` on its focused handle; return keypress→new image ms.
+
+    Raises playwright's TimeoutError if no new image arrives within ``timeout_ms``.
+    """
+    page.evaluate(ARM_TIMER, [index])
+    handle = page.locator(".widget-slider").nth(index).locator(".noUi-handle")
+    handle.focus()
+    page.keyboard.press(key)
+    page.wait_for_function("() => window.__t1 !== null && window.__t0 !== null", timeout=timeout_ms, polling="raf")
+    return page.evaluate("() => window.__t1 - window.__t0")
