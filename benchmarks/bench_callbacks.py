@@ -3,7 +3,7 @@
 
 For every lesson, runs the notebook in a fresh kernel, finds every slider view
 (attnlib.widgets.SliderView), sets each slider to 5 values across its range and times the full
-callback ``view.update()`` (draw + display through the inline backend, which renders the PNG).
+callback ``view.update()`` on a cold state (draw + SliderView's single PNG render; its cache is cleared).
 The floor, in the same kernel and the same rounds, rebuilds the figure that callback produced from the
 data its artists already hold (``pickle.loads`` of the figure: no maths, no plotting calls) and renders
 it to PNG exactly as the inline backend does. Goal: callback / floor <= 1.2, i.e. nothing but drawing
@@ -52,6 +52,7 @@ def _bench_views(repeats):
             for _ in range(repeats):
                 for v in _bench_values(s):
                     s.unobserve(view.update, names="value"); s.value = v; s.observe(view.update, names="value")
+                    view._rendered.clear()  # time a cold state: SliderView keeps every state it rendered
                     t0 = time.perf_counter(); fig = view.update(); cb.append(time.perf_counter() - t0)
                     try:
                         blob = pickle.dumps(fig)
