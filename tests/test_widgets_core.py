@@ -72,6 +72,7 @@ def test_neighbours_are_one_step_away_and_stay_in_range():
 
 def test_prefetch_renders_neighbours_inside_an_event_loop():
     import asyncio
+    import threading
 
     drawn = []
 
@@ -84,7 +85,12 @@ def test_prefetch_renders_neighbours_inside_an_event_loop():
         await asyncio.sleep(0.5)  # the loop is idle: both neighbours get rendered
         return view
 
-    view = asyncio.run(main())
+    # a thread of its own: other tests (Playwright's sync API) may leave a loop running in this one
+    result = []
+    worker = threading.Thread(target=lambda: result.append(asyncio.run(main())))
+    worker.start()
+    worker.join(timeout=30)
+    view = result[0]
     assert drawn == [3, 4, 2]
     view.sliders["n"].value = 4  # a prefetched state: shown without drawing again
     assert drawn == [3, 4, 2] and view.last_figure.axes[0].get_title() == "n = 4"

@@ -11,11 +11,10 @@ from __future__ import annotations
 import json
 import re
 import statistics
-import time
 from pathlib import Path
 
 import pytest
-from lab_harness import ARM_TIMER, RUN_FINISHED, run_menu
+from lab_harness import ARM_TIMER, open_and_run_all
 
 pytestmark = pytest.mark.browser
 
@@ -39,22 +38,12 @@ def test_lesson_runs_and_its_sliders_respond(browser, lab, timings, target):
     ARTIFACTS.mkdir(exist_ok=True)
     page = browser.new_page(viewport={"width": 1280, "height": 720})
     try:
-        page.goto(f"{lab.url}/lab/tree/{target}?reset&token={lab.token}")
-        page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=60_000)
-        page.wait_for_function("() => document.querySelector('#jp-main-statusbar')?.textContent.includes('| Idle')",
-                               timeout=60_000)
-        # Clear the committed outputs first, so every prompt and figure seen below is from this run.
-        run_menu(page, "Edit", "editmenu:clear-all")
-        page.wait_for_function("() => !document.querySelector('.jp-Notebook .jp-OutputArea-output')")
-        start = time.perf_counter()
-        run_menu(page, "Run", "runmenu:run-all")
         try:
-            page.wait_for_function(RUN_FINISHED, timeout=RUN_TIMEOUT_MS, polling=200)
+            run_all_s = open_and_run_all(page, lab, target, RUN_TIMEOUT_MS)
         except Exception as exc:  # playwright's TimeoutError
             page.screenshot(path=str(ARTIFACTS / f"{stem}-timeout.png"))
             pytest.fail(f"{target}: Run All did not finish within {RUN_TIMEOUT_MS // 1000} s "
                         f"({type(exc).__name__}); see artifacts/{stem}-timeout.png", pytrace=False)
-        run_all_s = time.perf_counter() - start
 
         # textContent, not innerText: cells scrolled out of view are not laid out (content-visibility).
         texts = page.evaluate(f"() => [...document.querySelectorAll('{STDERR}')].map(e => e.textContent)")
