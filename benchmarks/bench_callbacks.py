@@ -6,10 +6,8 @@ For every lesson, runs the notebook in a fresh kernel, finds every slider view
 callback ``view.update()`` on a cold state (draw + SliderView's single PNG render; its cache is cleared).
 The floor, in the same kernel and the same rounds, rebuilds the figure that callback produced from the
 data its artists already hold (``pickle.loads`` of the figure: no maths, no plotting calls) and renders
-it to PNG exactly as the inline backend does. Goal: callback / floor <= 1.2, i.e. nothing but drawing
+it to PNG once, as SliderView.render does. Goal: callback / floor <= 1.2, i.e. nothing but drawing
 per move. A larger ratio is time spent computing (or in slow artist construction) inside ``draw``.
-Diagnostic column ``1-pass``: the floor rendered without bbox_inches="tight" for constrained-layout
-figures (benchmarks/proposals/sliderview_one_pass_png.py), timed in the same rounds.
 
     python benchmarks/bench_callbacks.py [--json] [--repeats 3] [notebooks/NN-*.ipynb ...]
 
@@ -48,7 +46,7 @@ def _bench_views(repeats):
     for vi, view in enumerate(views):
         for name, s in view.sliders.items():
             start = s.value
-            cb, floor, one_pass, note = [], [], [], ""
+            cb, floor, note = [], [], ""
             for _ in range(repeats):
                 for v in _bench_values(s):
                     s.unobserve(view.update, names="value"); s.value = v; s.observe(view.update, names="value")
@@ -60,21 +58,13 @@ def _bench_views(repeats):
                         blob, note = None, f"figure not picklable ({type(exc).__name__}): floor = render only"
                     t0 = time.perf_counter()
                     copy = pickle.loads(blob) if blob is not None else fig
-                    copy.savefig(io.BytesIO(), format="png", bbox_inches="tight")  # what the inline backend does
+                    copy.savefig(io.BytesIO(), format="png")  # the one PNG render SliderView.render does
                     floor.append(time.perf_counter() - t0)
                     plt.close(copy)
-                    if blob is not None:  # diagnostic: the same, rendered in one pass (no tight bbox)
-                        t0 = time.perf_counter()
-                        copy = pickle.loads(blob)
-                        tight = None if copy.get_layout_engine() is not None else "tight"
-                        copy.savefig(io.BytesIO(), format="png", bbox_inches=tight)
-                        one_pass.append(time.perf_counter() - t0)
-                        plt.close(copy)
             s.value = start
             w, h = fig.get_size_inches()
             rows.append({"view": vi, "slider": s.description or name, "callback_ms": 1e3 * statistics.median(cb),
                          "min_ms": 1e3 * min(cb), "floor_ms": 1e3 * statistics.median(floor),
-                         "one_pass_ms": 1e3 * statistics.median(one_pass) if one_pass else float("nan"),
                          "figsize": f"{w:g}x{h:g} in", "note": note})
     return rows
 
@@ -106,18 +96,16 @@ def main(argv=None) -> int:
     paths = [Path(a) for a in args.notebooks] or sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb"))
     paths = paths or [ROOT / "tests" / "fixtures" / "slider_demo.ipynb"]
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"{'lesson':28} {'slider':22} {'figure':>11} {'callback ms':>11} {'floor ms':>9} {'ratio':>6} "
-          f"{'1-pass ms':>9}")
+    print(f"{'lesson':28} {'slider':22} {'figure':>11} {'callback ms':>11} {'floor ms':>9} {'ratio':>6}")
     rows = []
     for path in paths:
         for r in measure(path, args.repeats):
             ratio = r["callback_ms"] / r["floor_ms"]
             print(f"{path.stem[:28]:28} {r['slider'][:22]:22} {r['figsize']:>11} {r['callback_ms']:11.1f} "
-                  f"{r['floor_ms']:9.1f} {ratio:6.2f} {r['one_pass_ms']:9.1f} {r['note']}")
+                  f"{r['floor_ms']:9.1f} {ratio:6.2f} {r['note']}")
             rows.append({"benchmark": "callbacks", "figure": f"{path.stem}: {r['slider']}",
                          "median_ms": round(r["callback_ms"], 1), "min_ms": round(r["min_ms"], 1),
                          "floor": f"rebuild+render ({r['floor_ms']:.0f} ms)", "ratio": ratio,
-                         "one_pass_ms": round(r["one_pass_ms"], 1),
                          "goal": f"<= {GOAL}x", "met": ratio <= GOAL})
     if args.json:
         print(json.dumps(rows))
