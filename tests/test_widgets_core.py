@@ -82,7 +82,10 @@ def test_prefetch_renders_neighbours_inside_an_event_loop():
 
     async def main():
         view = widgets.slider_view(draw, n=widgets.int_slider("keys", 1, 6, 3))
-        await asyncio.sleep(0.5)  # the loop is idle: both neighbours get rendered
+        for _ in range(200):  # the loop is idle: both neighbours get rendered (allow 10 s on a busy machine)
+            await asyncio.sleep(0.05)
+            if len(drawn) == 3:
+                break
         return view
 
     # a thread of its own: other tests (Playwright's sync API) may leave a loop running in this one
