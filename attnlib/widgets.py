@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import io
 import re
+import time
 from collections import OrderedDict
 from fractions import Fraction
 
@@ -47,34 +48,74 @@ def options_slider(description, options, value=None):
     )
 
 
+# Prefetching waits until the kernel has been quiet this long: no cell run and no slider
+# move (in any view). Rendering ahead never delays a cell (nbval, Run All) or a run of key
+# presses; a press after a pause waits at most for the one render in progress.
+QUIET_S = 0.4
+_last_activity = [0.0]  # time.monotonic() of the last cell run or slider move in this kernel
+_cell_hook = []  # the IPython shell whose cell runs count as activity (hooked once)
+
+
+def _note_activity(*_):
+    _last_activity[0] = time.monotonic()
+
+
+def _count_cell_runs_as_activity():
+    """Register (once per kernel) cell runs as activity, so prefetching stays out of their way."""
+    if _cell_hook:
+        return
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is not None:
+        shell.events.register("post_run_cell", _note_activity)
+    _cell_hook.append(shell)
+
+
 class SliderView(widgets.VBox):
     """Sliders above an Output area; ``draw(**values)`` must return a matplotlib Figure.
 
     ``draw`` must depend only on the slider values (it draws from data computed once),
-    so each rendered state is kept: moving back to a state shows its PNG at once.
+    so each rendered state's PNG is kept: moving back to a state shows it at once.
     The PNG is rendered once per state, without the inline backend's second (tight-bbox)
-    pass; the plots use constrained layout, so nothing is cut off.
+    pass; the plots use constrained layout, so nothing is cut off. When the kernel is
+    quiet (``QUIET_S``), states up to ``PREFETCH_STEPS`` key presses away on each slider
+    are rendered ahead, nearest first, in the direction of the last move first.
     """
 
-    CACHE_SIZE = 48  # states kept per view (a PNG and its closed Figure each)
+    CACHE_SIZE = 64  # PNGs kept per view (tens of kB each; Figures are not kept)
+    PREFETCH_STEPS = 3
 
     def __init__(self, draw, sliders: dict):
         self.draw = draw
         self.sliders = dict(sliders)
         self.output = widgets.Output()
-        self.last_figure = None
-        self._rendered = OrderedDict()  # values -> (png bytes, Figure), least recently used first
+        self._rendered = OrderedDict()  # state key -> PNG bytes, least recently used first
+        self._figure = (None, None)  # (state key, Figure) of the state drawn last
+        self._last_move = None  # (slider name, +1/-1) of the last move
+        self._generation = 0  # bumped on every move: a stale prefetch chain stops
         super().__init__([*self.sliders.values(), self.output])
         for s in self.sliders.values():
-            s.observe(self.update, names="value")
-        self.update()
+            s.observe(self._on_change, names="value")
+        _count_cell_runs_as_activity()
+        self._show()
 
     def values(self) -> dict:
         return {name: s.value for name, s in self.sliders.items()}
 
-    def render(self, values: dict):
-        """(png, Figure) for ``values``: from the cache, or drawn, rendered and cached."""
-        key = tuple(values.items())
+    @property
+    def last_figure(self):
+        """The Figure of the state shown now (drawn again if only its PNG was kept)."""
+        key = _key(self.values())
+        if self._figure[0] != key:
+            fig = self.draw(**self.values())
+            plt.close(fig)
+            self._figure = (key, fig)
+        return self._figure[1]
+
+    def render(self, values: dict) -> bytes:
+        """The PNG for ``values``: from the cache, or drawn, rendered and cached."""
+        key = _key(values)
         if key in self._rendered:
             self._rendered.move_to_end(key)
             return self._rendered[key]
@@ -82,47 +123,75 @@ class SliderView(widgets.VBox):
         buf = io.BytesIO()
         fig.savefig(buf, format="png")
         plt.close(fig)
-        self._rendered[key] = (buf.getvalue(), fig)
+        if key == _key(self.values()):
+            self._figure = (key, fig)  # keep the shown state's Figure (for last_figure), not prefetched ones
+        self._rendered[key] = buf.getvalue()
         if len(self._rendered) > self.CACHE_SIZE:
             self._rendered.popitem(last=False)
         return self._rendered[key]
 
     def update(self, change=None):
         """Show the figure for the current slider values; returns that Figure."""
-        png, fig = self.render(self.values())
+        self._show()
+        return self.last_figure
+
+    def _on_change(self, change):
+        if change["old"] is not None and change["new"] is not None and change["owner"] in self.sliders.values():
+            name = next(n for n, s in self.sliders.items() if s is change["owner"])
+            self._last_move = (name, _direction(change["owner"], change["old"], change["new"]))
+        self._show()
+
+    def _show(self):
+        png = self.render(self.values())
         with self.output:
             self.output.clear_output(wait=True)
             display(Image(data=png, format="png"))
-        self.last_figure = fig
+        self._generation += 1
+        _note_activity()
         self._schedule_prefetch()
-        return fig
 
-    def neighbours(self) -> list[dict]:
-        """Slider values one step away from the current ones (one slider moved at a time)."""
+    def neighbours(self, steps: int = 1) -> list[dict]:
+        """Slider values up to ``steps`` key presses away, one slider moved at a time, nearest first.
+
+        At each distance the slider moved last comes first, in the direction it moved.
+        """
         now = self.values()
-        out = []
-        for name, s in self.sliders.items():
+        order = []
+        for name in self.sliders:
             for direction in (1, -1):
-                value = _step(s, direction)
+                order.append((name, direction))
+        if self._last_move in order:
+            order.remove(self._last_move)
+            order.insert(0, self._last_move)
+        out = []
+        for n in range(1, steps + 1):
+            for name, direction in order:
+                value = _step(self.sliders[name], direction * n)
                 if value is not None:
                     out.append({**now, name: value})
         return out
 
     def _schedule_prefetch(self):
-        """When the kernel's event loop is idle, render the states one step away, one per turn.
+        """Once the kernel is quiet, render the nearby states not yet kept, one per loop turn.
 
-        Runs on the kernel's own thread between messages (no threads, no pyplot races); a
-        key press waits at most for the one render in progress. Outside a running event
-        loop (plain Python, tests) it does nothing.
+        Runs on the kernel's own thread between messages (no threads, no pyplot races).
+        Outside a running event loop (plain Python, tests) it does nothing.
         """
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        todo = [v for v in self.neighbours() if tuple(v.items()) not in self._rendered]
+        todo = self.neighbours(self.PREFETCH_STEPS)[: self.CACHE_SIZE // 2]
+        generation = self._generation
 
         def one_more():
-            while todo and tuple(todo[0].items()) in self._rendered:
+            if generation != self._generation:
+                return  # the reader moved on: a newer chain has taken over
+            wait = _last_activity[0] + QUIET_S - time.monotonic()
+            if wait > 0:
+                loop.call_later(wait, one_more)
+                return
+            while todo and _key(todo[0]) in self._rendered:
                 todo.pop(0)
             if not todo:
                 return
@@ -130,15 +199,26 @@ class SliderView(widgets.VBox):
                 self.render(todo.pop(0))
             except Exception:  # the real update will show the error; stop guessing ahead
                 return
-            if todo:
-                loop.call_later(0.02, one_more)
+            loop.call_later(0.01, one_more)
 
-        if todo:
-            loop.call_later(0.05, one_more)
+        loop.call_later(QUIET_S, one_more)
+
+
+def _key(values: dict) -> tuple:
+    """Cache key of a state; floats rounded so 0.1 + 0.2 and 0.3 name the same state."""
+    return tuple((name, round(v, 9) if isinstance(v, float) else v) for name, v in values.items())
+
+
+def _direction(slider, old, new) -> int:
+    """+1 if ``slider`` moved from ``old`` to a later value, else -1."""
+    if isinstance(slider, widgets.SelectionSlider):
+        values = list(slider._options_values)
+        return 1 if values.index(new) > values.index(old) else -1
+    return 1 if new > old else -1
 
 
 def _step(slider, direction: int):
-    """The value ``slider`` takes one keyboard step away, or None past its end."""
+    """The value ``slider`` takes ``direction`` keyboard steps away (sign = way), or None past its end."""
     if isinstance(slider, widgets.SelectionSlider):
         i = slider.index + direction
         values = slider._options_values  # the values behind the labels

@@ -49,7 +49,7 @@ def _bench_views(repeats):
             cb, floor, note = [], [], ""
             for _ in range(repeats):
                 for v in _bench_values(s):
-                    s.unobserve(view.update, names="value"); s.value = v; s.observe(view.update, names="value")
+                    s.unobserve(view._on_change, names="value"); s.value = v; s.observe(view._on_change, names="value")
                     view._rendered.clear()  # time a cold state: SliderView keeps every state it rendered
                     t0 = time.perf_counter(); fig = view.update(); cb.append(time.perf_counter() - t0)
                     try:

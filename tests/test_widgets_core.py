@@ -56,7 +56,7 @@ def test_slider_view_redraws_at_extremes_without_warnings():
     view.sliders["n"].value = 6  # a state seen before is shown from the cache, not drawn again
     assert calls == [3, 6, 1]
     assert view.last_figure.axes[0].get_title() == "n = 6"
-    png, _ = view.render({"n": 6})
+    png = view.render({"n": 6})
     assert png.startswith(b"\x89PNG")
     assert plt.get_fignums() == []  # figures are closed after display
 
@@ -66,13 +66,58 @@ def test_neighbours_are_one_step_away_and_stay_in_range():
                                a=widgets.options_slider("a", [16, 64, 256], 16),
                                b=widgets.float_slider("b", 0.5, 2.0, 2.0, step=0.5))
     assert view.neighbours() == [{"a": 64, "b": 2.0}, {"a": 16, "b": 1.5}]  # 16 has no left, 2.0 no right
+    assert view.neighbours(2) == [{"a": 64, "b": 2.0}, {"a": 16, "b": 1.5},
+                                  {"a": 256, "b": 2.0}, {"a": 16, "b": 1.0}]  # nearest first
     view.sliders["a"].value = 64
     assert {"a": 256, "b": 2.0} in view.neighbours() and {"a": 16, "b": 2.0} in view.neighbours()
 
 
-def test_prefetch_renders_neighbours_inside_an_event_loop():
+def test_neighbours_put_the_direction_of_the_last_move_first():
+    view = widgets.slider_view(lambda a, b: plots.probability_bars([0.5, 0.5], title=f"{a} {b}"),
+                               a=widgets.int_slider("a", 0, 9, 5), b=widgets.int_slider("b", 0, 9, 5))
+    view.sliders["b"].value = 4  # moved b down: b = 3 is the likeliest next state
+    assert view.neighbours()[0] == {"a": 5, "b": 3}
+    view.sliders["a"].value = 6
+    assert view.neighbours(2)[0] == {"a": 7, "b": 4} and view.neighbours(2)[4] == {"a": 8, "b": 4}
+
+
+def test_float_states_that_differ_by_rounding_share_a_cache_entry():
+    drawn = []
+
+    def draw(t):
+        drawn.append(t)
+        return plots.probability_bars([0.5, 0.5], title=f"{t:.1f}")
+
+    view = widgets.slider_view(draw, t=widgets.float_slider("t", 0.0, 1.0, 0.3, step=0.1))
+    view.render({"t": 0.1 + 0.2})  # 0.30000000000000004: the state already shown
+    assert len(drawn) == 1
+
+
+def test_last_figure_is_the_shown_state_even_when_only_its_png_was_kept():
+    view = widgets.slider_view(lambda n: plots.probability_bars([1 / n] * n, title=f"n = {n}"),
+                               n=widgets.int_slider("keys", 1, 6, 3))
+    view.render({"n": 5})  # rendered ahead: its PNG is kept, the shown Figure stays n = 3
+    assert view.last_figure.axes[0].get_title() == "n = 3"
+    view.sliders["n"].value = 5
+    assert view.last_figure.axes[0].get_title() == "n = 5"
+    assert plt.get_fignums() == []
+
+
+def _in_own_loop(coro_fn):
+    """Run ``coro_fn()`` in a thread with its own event loop (Playwright's sync API may own this one)."""
     import asyncio
     import threading
+
+    result = []
+    worker = threading.Thread(target=lambda: result.append(asyncio.run(coro_fn())))
+    worker.start()
+    worker.join(timeout=60)
+    return result[0]
+
+
+def test_prefetch_renders_nearby_states_once_the_kernel_is_quiet():
+    import asyncio
+    import time
 
     drawn = []
 
@@ -82,18 +127,20 @@ def test_prefetch_renders_neighbours_inside_an_event_loop():
 
     async def main():
         view = widgets.slider_view(draw, n=widgets.int_slider("keys", 1, 6, 3))
-        for _ in range(200):  # the loop is idle: both neighbours get rendered (allow 10 s on a busy machine)
+        busy_until = time.monotonic() + 3 * widgets.QUIET_S
+        while time.monotonic() < busy_until:  # cells keep running: nothing is rendered ahead
+            widgets._note_activity()
+            await asyncio.sleep(widgets.QUIET_S / 4)
+        busy = list(drawn)
+        for _ in range(400):  # then quiet: up to PREFETCH_STEPS away, nearest first (allow 20 s when busy)
             await asyncio.sleep(0.05)
-            if len(drawn) == 3:
+            if len(drawn) == 6:
                 break
-        return view
+        return view, busy
 
-    # a thread of its own: other tests (Playwright's sync API) may leave a loop running in this one
-    result = []
-    worker = threading.Thread(target=lambda: result.append(asyncio.run(main())))
-    worker.start()
-    worker.join(timeout=30)
-    view = result[0]
-    assert drawn == [3, 4, 2]
-    view.sliders["n"].value = 4  # a prefetched state: shown without drawing again
-    assert drawn == [3, 4, 2] and view.last_figure.axes[0].get_title() == "n = 4"
+    view, busy = _in_own_loop(main)
+    assert busy == [3]
+    assert drawn == [3, 4, 2, 5, 1, 6]
+    view.sliders["n"].value = 1  # a prefetched state: shown without drawing again
+    assert drawn == [3, 4, 2, 5, 1, 6]
+    assert view.last_figure.axes[0].get_title() == "n = 1"  # the Figure is drawn on request only
