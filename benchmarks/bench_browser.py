@@ -4,6 +4,8 @@
 Starts JupyterLab and Chromium with the browser tests' plumbing (tests/browser/lab_harness.py), runs
 each lesson (Run All), then presses an arrow key on each slider ``--repeats`` times (alternating
 direction, after ``--warmup`` untimed presses) and times keydown → the view's <img> gets a new src.
+Alternating presses revisit two states; ``--sweep`` presses one way, so each press asks for a state
+not shown before (what a first pass through a slider costs; ``--gap-ms`` sets the pause between presses).
 The floor, measured in the same run, is tests/fixtures/browser_floor.ipynb: a slider_view redrawing an
 empty figure with the same PNG size (pixels) as the lesson's figure. Goal per slider: median <= 100 ms,
 p95 <= 200 ms, median <= 1.5x the floor's.
@@ -48,8 +50,13 @@ def p95(xs: list[float]) -> float:
     return xs[lo] + (xs[min(lo + 1, len(xs) - 1)] - xs[lo]) * (pos - lo)
 
 
-def measure_sliders(page, lab, target: str, repeats: int, warmup: int) -> list[dict]:
-    """Run ``target`` in the lab; for every slider, its label, PNG size and keypress→image times (ms)."""
+def measure_sliders(page, lab, target: str, repeats: int, warmup: int, sweep: bool = False,
+                    gap_ms: int = 150) -> list[dict]:
+    """Run ``target`` in the lab; for every slider, its label, PNG size and keypress→image times (ms).
+
+    Presses alternate direction (revisiting two states), or with ``sweep`` go one way to states not
+    shown before (turning back at the end), ``gap_ms`` after each new image.
+    """
     run_s = open_and_run_all(page, lab, target, timeout_ms=180_000)
     page.wait_for_timeout(500)  # let widget views render
     sliders = page.locator(".widget-slider")
@@ -62,10 +69,15 @@ def measure_sliders(page, lab, target: str, repeats: int, warmup: int) -> list[d
         keys = ["ArrowLeft", "ArrowRight"] if at_top else ["ArrowRight", "ArrowLeft"]
         times = []
         for n in range(warmup + repeats):
-            ms = press_and_time(page, i, keys[n % 2])
+            key = keys[0] if sweep else keys[n % 2]
+            if sweep and handle.get_attribute("aria-valuenow") in (handle.get_attribute("aria-valuemin"),
+                                                                    handle.get_attribute("aria-valuemax")) and n:
+                keys.reverse()  # at an end: sweep back (those states were shown already)
+                key = keys[0]
+            ms = press_and_time(page, i, key)
             if n >= warmup:
                 times.append(ms)
-            page.wait_for_timeout(150)  # a person does not press faster; lets the kernel go idle
+            page.wait_for_timeout(gap_ms)  # a person does not press faster
         out.append({"target": target, "slider": (slider.locator(".widget-label").text_content() or "").strip(),
                     "size": tuple(page.evaluate(IMG_SIZE, [i])), "ms": times, "run_all_s": run_s})
     lab.shutdown_kernels()
@@ -83,13 +95,13 @@ def write_floor(root: Path, sizes: list[tuple[int, int]]) -> None:
     path.write_text(json.dumps(nb))
 
 
-def row(m: dict, floor: dict | None) -> dict:
+def row(m: dict, floor: dict | None, sweep: bool = False) -> dict:
     med, hi = statistics.median(m["ms"]), p95(m["ms"])
     fmed = statistics.median(floor["ms"]) if floor else None
     ratio = med / fmed if fmed else None
     met = med <= GOAL_MEDIAN and hi <= GOAL_P95 and (ratio is not None and ratio <= GOAL_RATIO)
     w, h = m["size"]
-    return {"benchmark": "browser", "figure": f"{Path(m['target']).stem}: {m['slider']}",
+    return {"benchmark": "browser", "figure": f"{Path(m['target']).stem}: {m['slider']}{' (sweep)' if sweep else ''}",
             "median_ms": round(med, 1), "min_ms": round(min(m["ms"]), 1), "p95_ms": round(hi, 1),
             "floor": f"empty {w}x{h} ({fmed:.0f} ms)" if fmed else "-", "ratio": ratio, "goal": GOAL, "met": met}
 
@@ -100,6 +112,8 @@ def main(argv=None) -> int:
     parser.add_argument("--json", action="store_true", help="also print the rows as one JSON line at the end")
     parser.add_argument("--repeats", type=int, default=7, help="timed presses per slider")
     parser.add_argument("--warmup", type=int, default=1, help="untimed presses per slider first")
+    parser.add_argument("--sweep", action="store_true", help="press one way (new states) instead of alternating")
+    parser.add_argument("--gap-ms", type=int, default=150, help="pause after each new image before the next press")
     parser.add_argument("--kernel-startup", type=Path, help="a .py file every kernel runs first (to try a change, "
                         "e.g. benchmarks/proposals/*.py, without editing the repository)")
     args, _ = parser.parse_known_args(argv)
@@ -117,7 +131,8 @@ def main(argv=None) -> int:
     lessons = [Path(p) for p in args.notebooks] or sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb"))
     targets = [f"notebooks/{p.name}" for p in lessons] or ["fixtures/slider_demo.ipynb"]
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
-          f"{args.repeats} timed presses per slider after {args.warmup} untimed")
+          f"{args.repeats} timed presses per slider after {args.warmup} untimed, "
+          f"{'sweeping one way' if args.sweep else 'alternating'}, {args.gap_ms} ms apart")
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
         if args.kernel_startup:
             startup = Path(tmp) / "ipython" / "profile_default" / "startup"
@@ -130,14 +145,15 @@ def main(argv=None) -> int:
         try:
             measured = []
             for target in targets:
-                measured += measure_sliders(page, lab, target, args.repeats, args.warmup)
+                measured += measure_sliders(page, lab, target, args.repeats, args.warmup, args.sweep, args.gap_ms)
             write_floor(lab.root, list({m["size"] for m in measured}) or [(720, 420)])
-            floors = {m["size"]: m for m in measure_sliders(page, lab, FLOOR, args.repeats, args.warmup)}
+            floors = {m["size"]: m for m in measure_sliders(page, lab, FLOOR, args.repeats, args.warmup,
+                                                            args.sweep, args.gap_ms)}
         finally:
             browser.close()
             lab.stop()
     print(f"load average at end:   {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    rows = [row(m, floors.get(m["size"])) for m in measured]
+    rows = [row(m, floors.get(m["size"]), args.sweep) for m in measured]
     print(f"{'slider':48} {'size px':>9} {'median':>7} {'p95':>7} {'floor':>6} {'ratio':>6}  met")
     for m, r in zip(measured, rows, strict=True):
         fmed = statistics.median(floors[m["size"]]["ms"]) if m["size"] in floors else float("nan")

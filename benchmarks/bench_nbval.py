@@ -2,10 +2,11 @@
 """Strict nbval time per lesson vs its floor: the same pytest run on a notebook holding only the lesson's imports.
 
 The floor notebook (kernel start + the import statements the lesson makes, executed and committed like
-a lesson) is built in a temporary folder; the lesson and its floor are timed back to back.
+a lesson) is built in a temporary folder; the lesson and its floor are timed back to back, ``--repeats``
+times in alternation (default 3), and the medians are compared, so a burst of load hits both alike.
 Goal: each lesson <= 1.5x its floor, all lessons <= 120 s in total.
 
-    python benchmarks/bench_nbval.py [--json] [notebooks/NN-*.ipynb ...]
+    python benchmarks/bench_nbval.py [--json] [--repeats 3] [notebooks/NN-*.ipynb ...]
 
 With no lessons in notebooks/ it measures tests/fixtures/slider_demo.ipynb. A lesson failing nbval
 is reported (met = false) and makes the script exit 1.
@@ -17,6 +18,7 @@ import argparse
 import ast
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -24,6 +26,7 @@ import time
 from pathlib import Path
 
 import nbformat
+from IPython.core.inputtransformer2 import TransformerManager
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,13 +39,9 @@ def import_statements(nb) -> str:
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
-        try:
-            tree = ast.parse(cell.source)
-        except SyntaxError:  # e.g. a cell with %magic: fall back to single lines
-            found += [ln for ln in cell.source.splitlines() if ln.startswith(("import ", "from "))]
-            continue
-        imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
-        found += [ast.get_source_segment(cell.source, n) for n in imports]
+        source = TransformerManager().transform_cell(cell.source)  # %magics become Python calls
+        imports = [n for n in ast.parse(source).body if isinstance(n, ast.Import | ast.ImportFrom)]
+        found += [ast.get_source_segment(source, n) for n in imports]
     return "\n".join(found)
 
 
@@ -73,8 +72,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", help="lesson notebooks (default: notebooks/NN-*.ipynb)")
     parser.add_argument("--json", action="store_true", help="also print the rows as one JSON line at the end")
-    for ignored in ("--repeats", "--warmup"):  # run_all forwards these; a lesson is run once here
-        parser.add_argument(ignored, type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--repeats", type=int, default=3, help="alternating lesson/floor runs (medians compared)")
+    parser.add_argument("--warmup", type=int, help=argparse.SUPPRESS)  # run_all forwards it; the first run is kept
     args, _ = parser.parse_known_args(argv)
     paths = [Path(a) for a in args.notebooks] or sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb"))
     paths = paths or [ROOT / "tests" / "fixtures" / "slider_demo.ipynb"]
@@ -84,13 +83,19 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for path in paths:
             floor_path = make_floor(path, Path(tmp))
-            t, passed = nbval_seconds(path)
-            f, _ = nbval_seconds(floor_path)
+            runs, floors = [], []
+            for _ in range(max(1, args.repeats)):
+                runs.append(nbval_seconds(path))
+                floors.append(nbval_seconds(floor_path)[0])
+            t, passed = statistics.median(r[0] for r in runs), all(r[1] for r in runs)
+            f = statistics.median(floors)
             total, floor_total, all_passed = total + t, floor_total + f, all_passed and passed
             print(f"{path.stem:32} {t:8.1f} {f:8.1f} {t / f:6.2f}{'' if passed else '  nbval FAILED'}")
             rows.append({"benchmark": "nbval", "figure": path.stem + ("" if passed else " (nbval FAILED)"),
                          "median_ms": round(1e3 * t), "floor": f"kernel+imports ({f:.1f} s)", "ratio": t / f,
                          "goal": f"<= {GOAL_RATIO}x", "met": passed and t / f <= GOAL_RATIO})
+    print(f"medians of {max(1, args.repeats)} alternating runs; load average at end: "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"all lessons: {total:.1f} s (floors {floor_total:.1f} s; goal <= {GOAL_TOTAL_S:.0f} s in all)")
     rows.append({"benchmark": "nbval", "figure": f"all {len(paths)} notebooks", "value": round(total, 1), "unit": "s",
                  "floor": f"kernel+imports ({floor_total:.1f} s)", "ratio": total / floor_total,
