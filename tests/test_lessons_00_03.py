@@ -20,6 +20,7 @@ import pytest  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from hypothesis.extra.numpy import arrays  # noqa: E402
+from IPython.core.inputtransformer2 import TransformerManager  # noqa: E402  (cells may hold %magics)
 
 from attnlib import plots, softmax, softmax_jacobian, widgets  # noqa: E402
 from attnlib.saturation import (  # noqa: E402
@@ -303,7 +304,7 @@ def _checks(notebook):
     for cell in nb["cells"]:
         if cell["cell_type"] != "code":
             continue
-        for node in ast.walk(ast.parse("".join(cell["source"]))):
+        for node in ast.walk(ast.parse(TransformerManager().transform_cell("".join(cell["source"])))):
             if isinstance(node, ast.Call) and getattr(node.func, "attr", "") in ("numeric_check", "choice_check"):
                 kwargs = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords}
                 kwargs["args"] = [ast.literal_eval(a) for a in node.args]

@@ -20,6 +20,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from IPython.core.inputtransformer2 import TransformerManager  # noqa: E402  (cells may hold %magics)
 
 from attnlib import plots, widgets  # noqa: E402
 from attnlib.tradeoffs import (  # noqa: E402
@@ -333,7 +334,7 @@ def self_checks(name):
     for cell in nb["cells"]:
         if cell["cell_type"] != "code":
             continue
-        for node in ast.walk(ast.parse("".join(cell["source"]))):
+        for node in ast.walk(ast.parse(TransformerManager().transform_cell("".join(cell["source"])))):
             if isinstance(node, ast.Call) and getattr(node.func, "attr", None) in ("numeric_check", "choice_check"):
                 kwargs = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords}
                 params = ["question", "answer"] if node.func.attr == "numeric_check" else ["question", "options"]
