@@ -344,6 +344,20 @@ class EncoderOutput:
     mask: np.ndarray
 
 
+class _TracedAttention(MultiHeadAttention):
+    """MultiHeadAttention that keeps the per-head q and k its last call projected.
+
+    last_qk : (q (B, H, T, d_k), k (B, H, T, d_k)) of the latest ``project``, so a layer can
+    trace q and k without projecting them a second time.
+    """
+
+    def project(self, query, key, value=None):
+        """As MultiHeadAttention.project; also stores (q, k) in ``last_qk``."""
+        out = super().project(query, key, value)
+        self.last_qk = out[:2]
+        return out
+
+
 class MiniLM:
     """The BERT-style encoder of all-MiniLM-L6-v2 in numpy (lesson 08). Build with ``load_minilm``.
 
@@ -360,12 +374,12 @@ class MiniLM:
         self.dtype = weights["embeddings.word_embeddings.weight"].dtype
         self.attention = [self._attention(i) for i in range(self.num_layers)]
 
-    def _attention(self, i: int) -> MultiHeadAttention:
+    def _attention(self, i: int) -> _TracedAttention:
         """Layer i's self-attention with in_proj_weight = [W_q; W_k; W_v] from the checkpoint."""
         w = self.weights
         p = f"encoder.layer.{i}.attention."
         parts = ("query", "key", "value")
-        return MultiHeadAttention(
+        return _TracedAttention(
             self.num_heads,
             np.concatenate([w[f"{p}self.{n}.weight"] for n in parts]),
             np.concatenate([w[f"{p}self.{n}.bias"] for n in parts]),
@@ -402,8 +416,8 @@ class MiniLM:
         p = f"encoder.layer.{i}."
         mha = self.attention[i]
         key_mask = mask[:, None, :]  # (B, 1, S): every query may attend to every real key
-        q, k = mha.project(x, x)
         attn, weights = mha(x, x, x, mask=key_mask)
+        q, k = mha.last_qk  # what that call projected: no second projection
         attn += x  # the residual, added in place (same bits as x + attn)
         x = layer_norm(attn, w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"])
         flat = x.reshape(-1, x.shape[-1])  # one (B·T, E) matmul is much faster than B small ones
