@@ -144,3 +144,25 @@ def test_prefetch_renders_nearby_states_once_the_kernel_is_quiet():
     view.sliders["n"].value = 1  # a prefetched state: shown without drawing again
     assert drawn == [3, 4, 2, 5, 1, 6]
     assert view.last_figure.axes[0].get_title() == "n = 1"  # the Figure is drawn on request only
+
+
+def test_slider_pngs_are_256_colour_and_look_the_same():
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    def draw(n):
+        return plots.probability_bars(np.arange(1, n + 1) / (n * (n + 1) / 2), title=f"n = {n}")
+
+    view = widgets.slider_view(draw, n=widgets.int_slider("keys", 1, 6, 5))
+    png = view.render({"n": 5})
+    fig = draw(5)
+    full = io.BytesIO()
+    fig.savefig(full, format="png")
+    plt.close(fig)
+    with Image.open(io.BytesIO(png)) as small, Image.open(full) as ref:
+        assert small.mode == "P" and small.size == ref.size
+        diff = np.abs(np.asarray(small.convert("RGB"), int) - np.asarray(ref.convert("RGB"), int))
+    assert len(png) < 0.6 * len(full.getvalue())
+    assert diff.max() <= 24 and diff.mean() < 2.0  # measured on lesson 01's figure: max 14, mean 1.2
