@@ -21,12 +21,12 @@ from ._check import (
 __all__ = ["softmax", "scaled_dot_product_attention", "softmax_jacobian", "attention_entropy"]
 
 
-def _exp_shifted_inplace(z: np.ndarray, axis: int, temperature: float, zmax: np.ndarray) -> np.ndarray:
-    """Overwrite float array ``z`` with exp((z − zmax) / temperature); return its sums along ``axis``.
+def _exp_shifted(z: np.ndarray, axis: int, temperature: float, zmax: np.ndarray, out=None) -> np.ndarray:
+    """Write exp((z − zmax) / temperature) into ``out`` (default: z itself); return its sums along ``axis``.
 
-    ``zmax`` is ``z.max(axis, keepdims=True)`` (it is overwritten). Rows that are entirely
-    -inf (fully masked) become all zeros, and their sum is returned as 1 so that dividing
-    by it gives zeros instead of NaN.
+    ``zmax`` is ``z.max(axis, keepdims=True)``; it and ``z`` are overwritten. Rows that are
+    entirely -inf (fully masked) become all zeros, and their sum is returned as 1 so that
+    dividing by it gives zeros instead of NaN.
     """
     dead = np.isneginf(zmax)
     any_dead = bool(dead.any())
@@ -36,8 +36,9 @@ def _exp_shifted_inplace(z: np.ndarray, axis: int, temperature: float, zmax: np.
     if temperature != 1.0:
         with np.errstate(over="ignore"):  # a tiny temperature sends far logits to -inf: exp gives 0
             z /= temperature
-    np.exp(z, out=z)
-    sums = z.sum(axis=axis, keepdims=True)
+    out = z if out is None else out
+    np.exp(z, out=out)
+    sums = out.sum(axis=axis, keepdims=True)
     if any_dead:
         sums[dead] = 1.0
     return sums
@@ -45,7 +46,7 @@ def _exp_shifted_inplace(z: np.ndarray, axis: int, temperature: float, zmax: np.
 
 def _softmax_inplace(z: np.ndarray, axis: int, temperature: float) -> np.ndarray:
     """Overwrite float array ``z`` with softmax(z / temperature) along ``axis``; fully -inf rows give 0."""
-    z /= _exp_shifted_inplace(z, axis, temperature, z.max(axis=axis, keepdims=True))
+    z /= _exp_shifted(z, axis, temperature, z.max(axis=axis, keepdims=True))
     return z
 
 
@@ -158,12 +159,13 @@ def _raise_if_overflowed(bad: bool) -> None:
         raise ValueError("the logits q·kᵀ·scale overflowed to ±inf; q or k has values too large for its dtype")
 
 
-def _exp_logits_block(w, q, kt, mask, temperature: float) -> np.ndarray:
-    """Fill ``w`` with exp((q kᵀ + mask − row max) / temperature); return its row sums.
+def _exp_logits_block(w, q, kt, mask, temperature: float, out) -> np.ndarray:
+    """Write exp((q kᵀ + mask − row max) / temperature) into ``out``; return its row sums.
 
-    w : (..., l, S) output buffer.   q : (..., l, d_k), already scaled.   kt : (..., d_k, S).
+    w : (..., l, S) scratch for the logits (overwritten; may be ``out`` itself).
+    q : (..., l, d_k), already scaled.   kt : (..., d_k, S).   out : (..., l, S).
     mask : None, or (..., l, S) boolean (True = may attend) or float (added).
-    Returns sums : (..., l, 1); a fully masked row has w = 0 and sum 1.
+    Returns sums : (..., l, 1); a fully masked row has out = 0 and sum 1.
     """
     with np.errstate(over="ignore", invalid="ignore"):
         np.matmul(q, kt, out=w)
@@ -179,7 +181,7 @@ def _exp_logits_block(w, q, kt, mask, temperature: float) -> np.ndarray:
     row_max = w.max(axis=-1, keepdims=True)
     # +inf, or NaN from an overflowed +inf meeting a -inf mask entry, shows in the row maxima
     _raise_if_overflowed(not (row_max < np.inf).all())
-    return _exp_shifted_inplace(w, -1, temperature, row_max)
+    return _exp_shifted(w, -1, temperature, row_max, out=out)
 
 
 def scaled_dot_product_attention(q, k, v, mask=None, scale=None, temperature=1.0, need_weights=True):
@@ -225,21 +227,20 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None, temperature=1.0
     vb = np.broadcast_to(v, (*batch, S, d_v))
     mb = None if m is None else np.broadcast_to(m, logits_shape)
     nb = len(batch)
-    # Without weights, each block's logits live in one reused, cache-sized scratch buffer.
-    scratch = None if need_weights else np.empty(min(math.prod(logits_shape), max(_BLOCK_ELEMENTS, S)), q.dtype)
+    # Each block's logits live in one reused, cache-sized scratch buffer. Only exp writes to
+    # the (fresh, not yet paged-in) weights array: one thread takes its page faults, not BLAS's.
+    scratch = np.empty(min(math.prod(logits_shape), max(_BLOCK_ELEMENTS, S)), q.dtype)
     for idx in _blocks((*batch, L), S):
         q_blk = qb[idx]
-        if need_weights:
-            w = weights[idx]
-        else:
-            shape = (*q_blk.shape[:-1], S)
-            w = scratch[: math.prod(shape)].reshape(shape)
-        sums = _exp_logits_block(w, q_blk, ktb[idx[:nb]], None if mb is None else mb[idx], t)
+        shape = (*q_blk.shape[:-1], S)
+        z = scratch[: math.prod(shape)].reshape(shape)
+        e = weights[idx] if need_weights else z
+        sums = _exp_logits_block(z, q_blk, ktb[idx[:nb]], None if mb is None else mb[idx], t, out=e)
         out = output[idx]
-        np.matmul(w, vb[idx[:nb]], out=out)
+        np.matmul(e, vb[idx[:nb]], out=out)
         out /= sums  # normalise the small (rows, d_v) output, not the big block
         if need_weights:
-            w /= sums
+            e /= sums
     return output, weights
 
 
