@@ -227,8 +227,8 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None, temperature=1.0
     vb = np.broadcast_to(v, (*batch, S, d_v))
     mb = None if m is None else np.broadcast_to(m, logits_shape)
     nb = len(batch)
-    # Each block's logits live in one reused, cache-sized scratch buffer. Only exp writes to
-    # the (fresh, not yet paged-in) weights array: one thread takes its page faults, not BLAS's.
+    # Each block's logits live in one reused, cache-sized scratch buffer; with weights, exp
+    # copies the block out into the weights array as it goes (no extra pass).
     scratch = np.empty(min(math.prod(logits_shape), max(_BLOCK_ELEMENTS, S)), q.dtype)
     for idx in _blocks((*batch, L), S):
         q_blk = qb[idx]
