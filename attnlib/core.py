@@ -6,6 +6,8 @@ used by every lesson after it.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ._check import (
@@ -19,27 +21,32 @@ from ._check import (
 __all__ = ["softmax", "scaled_dot_product_attention", "softmax_jacobian", "attention_entropy"]
 
 
-def _softmax_inplace(z: np.ndarray, axis: int, temperature: float, zmax: np.ndarray | None = None) -> np.ndarray:
-    """Overwrite float array ``z`` with softmax(z / temperature) along ``axis``.
+def _exp_shifted(z: np.ndarray, axis: int, temperature: float, zmax: np.ndarray, out=None) -> np.ndarray:
+    """Write exp((z − zmax) / temperature) into ``out`` (default: z itself); return its sums along ``axis``.
 
-    Rows that are entirely -inf (fully masked) become all zeros instead of NaN.
-    ``zmax`` may pass in ``z.max(axis, keepdims=True)`` when the caller already has it
-    (it is then overwritten).
+    ``zmax`` is ``z.max(axis, keepdims=True)``; it and ``z`` are overwritten. Rows that are
+    entirely -inf (fully masked) become all zeros, and their sum is returned as 1 so that
+    dividing by it gives zeros instead of NaN.
     """
-    m = z.max(axis=axis, keepdims=True) if zmax is None else zmax
-    dead = np.isneginf(m)
+    dead = np.isneginf(zmax)
     any_dead = bool(dead.any())
     if any_dead:
-        m[dead] = 0.0
-    z -= m  # the largest entry becomes 0: exp never overflows
+        zmax[dead] = 0.0
+    z -= zmax  # the largest entry becomes 0: exp never overflows
     if temperature != 1.0:
         with np.errstate(over="ignore"):  # a tiny temperature sends far logits to -inf: exp gives 0
             z /= temperature
-    np.exp(z, out=z)
-    s = z.sum(axis=axis, keepdims=True)
+    out = z if out is None else out
+    np.exp(z, out=out)
+    sums = out.sum(axis=axis, keepdims=True)
     if any_dead:
-        s[dead] = 1.0
-    z /= s
+        sums[dead] = 1.0
+    return sums
+
+
+def _softmax_inplace(z: np.ndarray, axis: int, temperature: float) -> np.ndarray:
+    """Overwrite float array ``z`` with softmax(z / temperature) along ``axis``; fully -inf rows give 0."""
+    z /= _exp_shifted(z, axis, temperature, z.max(axis=axis, keepdims=True))
     return z
 
 
@@ -152,7 +159,32 @@ def _raise_if_overflowed(bad: bool) -> None:
         raise ValueError("the logits q·kᵀ·scale overflowed to ±inf; q or k has values too large for its dtype")
 
 
-def scaled_dot_product_attention(q, k, v, mask=None, scale=None, temperature=1.0):
+def _exp_logits_block(w, q, kt, mask, temperature: float, out) -> np.ndarray:
+    """Write exp((q kᵀ + mask − row max) / temperature) into ``out``; return its row sums.
+
+    w : (..., l, S) scratch for the logits (overwritten; may be ``out`` itself).
+    q : (..., l, d_k), already scaled.   kt : (..., d_k, S).   out : (..., l, S).
+    mask : None, or (..., l, S) boolean (True = may attend) or float (added).
+    Returns sums : (..., l, 1); a fully masked row has out = 0 and sum 1.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        np.matmul(q, kt, out=w)
+    # Finite inputs give -inf or NaN here only by overflow (min propagates NaN); check
+    # before the mask adds its legitimate -inf.
+    _raise_if_overflowed(not np.isfinite(w.min()))
+    if mask is not None:
+        if mask.dtype.kind == "b":
+            np.copyto(w, -np.inf, where=~mask)
+        else:
+            with np.errstate(invalid="ignore"):  # +inf logit + -inf mask = NaN: caught just below
+                w += mask
+    row_max = w.max(axis=-1, keepdims=True)
+    # +inf, or NaN from an overflowed +inf meeting a -inf mask entry, shows in the row maxima
+    _raise_if_overflowed(not (row_max < np.inf).all())
+    return _exp_shifted(w, -1, temperature, row_max, out=out)
+
+
+def scaled_dot_product_attention(q, k, v, mask=None, scale=None, temperature=1.0, need_weights=True):
     """Attention weights softmax((q kᵀ · scale + mask) / temperature) and their average of v.
 
     Introduced in lesson 01; the scaling is the subject of the whole course.
@@ -163,10 +195,14 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None, temperature=1.0
         (PyTorch's SDPA convention). Float: added to the logits (-inf blocks).
     scale : float > 0, default 1/sqrt(d_k) with d_k = q.shape[-1].
     temperature : float > 0 dividing the scaled logits.
+    need_weights : bool. False skips building the (..., L, S) weights array (returns None
+        for it), like PyTorch's ``need_weights`` and its SDPA: faster, far less memory.
 
-    Returns (output, weights): output (..., L, d_v), weights (..., L, S).
+    Returns (output, weights): output (..., L, d_v), weights (..., L, S) or None.
     A query whose keys are all masked gets weights 0 and output 0 (never NaN).
     """
+    if not isinstance(need_weights, (bool, np.bool_)):
+        raise TypeError(f"need_weights must be True or False; got {type(need_weights).__name__}")
     q, k, v, batch = _attention_inputs(q, k, v)
     L, d_k, S, d_v = q.shape[-2], q.shape[-1], k.shape[-2], v.shape[-1]
     scale = 1.0 / np.sqrt(d_k) if scale is None else positive_scalar(scale, "scale")
@@ -181,32 +217,30 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None, temperature=1.0
         q = q * q.dtype.type(scale)
         m = m.astype(q.dtype, copy=False)
         t = temperature
-    weights = np.empty(logits_shape, dtype=q.dtype)
     output = np.empty((*batch, L, d_v), dtype=q.dtype)
-    if weights.size == 0:
-        return np.matmul(weights, np.broadcast_to(v, (*batch, S, d_v))), weights
+    weights = np.empty(logits_shape, dtype=q.dtype) if need_weights else None
+    if math.prod(logits_shape) == 0:  # no queries (S > 0 is checked): output is empty too
+        return output, weights
     # Broadcast views (no copies); each block below is a view into them.
     qb = np.broadcast_to(q, (*batch, L, d_k))
     ktb = np.broadcast_to(np.swapaxes(k, -1, -2), (*batch, d_k, S))
     vb = np.broadcast_to(v, (*batch, S, d_v))
     mb = None if m is None else np.broadcast_to(m, logits_shape)
     nb = len(batch)
+    # Each block's logits live in one reused, cache-sized scratch buffer; with weights, exp
+    # copies the block out into the weights array as it goes (no extra pass).
+    scratch = np.empty(min(math.prod(logits_shape), max(_BLOCK_ELEMENTS, S)), q.dtype)
     for idx in _blocks((*batch, L), S):
-        w = weights[idx]
-        with np.errstate(over="ignore", invalid="ignore"):
-            np.matmul(qb[idx], ktb[idx[:nb]], out=w)
-        # finite inputs give -inf or NaN here only by overflow (min propagates NaN); check
-        # before the mask adds its legitimate -inf. +inf shows in the row maxima below.
-        _raise_if_overflowed(not np.isfinite(w.min()))
-        if mb is not None:
-            if mb.dtype.kind == "b":
-                np.copyto(w, -np.inf, where=~mb[idx])
-            else:
-                w += mb[idx]
-        row_max = w.max(axis=-1, keepdims=True)
-        _raise_if_overflowed(bool(np.isposinf(row_max).any()))
-        _softmax_inplace(w, -1, t, zmax=row_max)
-        np.matmul(w, vb[idx[:nb]], out=output[idx])
+        q_blk = qb[idx]
+        shape = (*q_blk.shape[:-1], S)
+        z = scratch[: math.prod(shape)].reshape(shape)
+        e = weights[idx] if need_weights else z
+        sums = _exp_logits_block(z, q_blk, ktb[idx[:nb]], None if mb is None else mb[idx], t, out=e)
+        out = output[idx]
+        np.matmul(e, vb[idx[:nb]], out=out)
+        out /= sums  # normalise the small (rows, d_v) output, not the big block
+        if need_weights:
+            e /= sums
     return output, weights
 
 

@@ -4,7 +4,9 @@ attnlib.core computes attention in cache-sized blocks (see ``_blocks``) for spee
 tests check it against a straightforward float64 reference written here, on random inputs
 with broadcasting, every kind of mask, fully masked rows, temperature and scale, and with
 the block size shrunk so that every way of cutting the work into blocks is exercised.
-No timing is asserted here: benchmarks/bench_sdpa.py measures speed.
+The same holds for ``need_weights=False``, which never forms the weights array and works
+in one reused scratch block instead. No timing is asserted here: benchmarks/bench_sdpa.py
+measures speed.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import sdpa_ref
 
 from attnlib import core, scaled_dot_product_attention
 
@@ -187,3 +190,105 @@ def test_empty_query_axis():
     out, w = scaled_dot_product_attention(q, k, v)
     assert out.shape == (2, 0, 3) and w.shape == (2, 0, 5)
     assert out.dtype == w.dtype == np.float32
+
+
+# ---------------------------------------------------------------- need_weights=False
+
+LOOP_CASES = [  # small enough for the plain-loop reference in tests/reference.py
+    # q shape, k shape, v shape, mask shape
+    ((5, 4), (7, 4), (7, 3), (5, 7)),
+    ((2, 1, 4, 3), (1, 2, 6, 3), (6, 2), (2, 1, 4, 6)),  # leading dims broadcast
+]
+
+
+@pytest.mark.parametrize("block", [None, 1, 10, 30])
+@pytest.mark.parametrize("mask_kind", [None, "bool", "float"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", LOOP_CASES, ids=["2d", "broadcast"])
+def test_no_weights_matches_loop_reference(case, dtype, mask_kind, block, monkeypatch):
+    """need_weights=False: output equal to the loop reference, weights None, every block size."""
+    if block is not None:
+        monkeypatch.setattr(core, "_BLOCK_ELEMENTS", block)
+    rng = np.random.default_rng([10 + LOOP_CASES.index(case), [None, "bool", "float"].index(mask_kind)])
+    q, k, v = _inputs(rng, *case[:3], dtype)
+    mask = _mask(rng, mask_kind, case[3])
+    for kw in ({}, {"temperature": 0.6}, {"scale": 0.3, "temperature": 2.5}):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            out, w = scaled_dot_product_attention(q, k, v, mask=mask, need_weights=False, **kw)
+        ref_out, _ = sdpa_ref(q, k, v, mask=mask, **kw)
+        assert w is None
+        assert out.dtype == dtype and out.shape == ref_out.shape
+        np.testing.assert_allclose(out, ref_out, rtol=0, atol=TOL[dtype])
+        if mask_kind is not None:  # row 0 is fully masked: output exactly 0, not NaN
+            assert not out[..., 0, :].any()
+        # the two paths differ only in whether the normalised block is kept
+        out_w, _ = scaled_dot_product_attention(q, k, v, mask=mask, need_weights=True, **kw)
+        np.testing.assert_allclose(out, out_w, rtol=0, atol=TOL[dtype] / 10)
+
+
+def test_no_weights_benchmark_shape_float32():
+    """The benchmark's shape, float32, need_weights=False: the same output as with weights."""
+    rng = np.random.default_rng(8)
+    q, k, v = _inputs(rng, (4, 8, 512, 64), (4, 8, 512, 64), (4, 8, 512, 64), np.float32)
+    out, w = scaled_dot_product_attention(q, k, v, need_weights=False)
+    assert w is None and out.dtype == np.float32
+    ref_out, _ = reference_sdpa(q[0, :2], k[0, :2], v[0, :2])  # two heads: the rest use the same code
+    np.testing.assert_allclose(out[0, :2], ref_out, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(out, scaled_dot_product_attention(q, k, v)[0], rtol=0, atol=1e-7)
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_fully_masked_everything(need_weights):
+    """Every query fully masked: output all 0 (no NaN, no warning); weights all 0 or None."""
+    q, k, v = (np.ones((2, 3, 4)) for _ in range(3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out, w = scaled_dot_product_attention(q, k, v, mask=np.zeros((3, 3), bool), need_weights=need_weights)
+    np.testing.assert_array_equal(out, 0.0)
+    assert w is None if not need_weights else not w.any()
+
+
+@pytest.mark.parametrize("block", [None, 1, 4])
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_no_weights_overflow_raises(sign, block, monkeypatch):
+    """Logits overflowing to +inf or -inf raise without weights too, in whichever block."""
+    if block is not None:
+        monkeypatch.setattr(core, "_BLOCK_ELEMENTS", block)
+    q = np.ones((2, 3, 4), dtype=np.float32)
+    q[1, 2] = 1e30
+    k = q.copy()
+    k[1, 2] *= sign
+    with np.errstate(over="ignore"), pytest.raises(ValueError, match="overflowed to ±inf"):
+        scaled_dot_product_attention(q, k, q, need_weights=False)
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_overflow_turned_nan_by_a_float_mask_raises(need_weights):
+    """Row [finite, +inf] plus float mask [0, -inf] is [finite, NaN]: an error, not a NaN output."""
+    q = np.full((1, 2), 1e30, dtype=np.float32)
+    k = np.array([[1.0, 1.0], [1e30, 1e30]], dtype=np.float32)  # logits: [2e30 / sqrt 2, +inf]
+    mask = np.array([0.0, -np.inf])
+    with np.errstate(over="ignore"), pytest.raises(ValueError, match="overflowed to ±inf"):
+        scaled_dot_product_attention(q, k, k, mask=mask, need_weights=need_weights)
+
+
+@pytest.mark.parametrize("bad", [None, 0, 1, "no", [False]])
+def test_need_weights_must_be_bool(bad):
+    q = np.ones((3, 4))
+    with pytest.raises(TypeError, match=r"need_weights must be True or False; got " + type(bad).__name__):
+        scaled_dot_product_attention(q, q, q, need_weights=bad)
+
+
+def test_need_weights_numpy_bool_accepted():
+    q = np.eye(3)
+    out, w = scaled_dot_product_attention(q, q, q, need_weights=np.bool_(False))
+    assert w is None
+    np.testing.assert_array_equal(out, scaled_dot_product_attention(q, q, q)[0])
+
+
+def test_no_weights_empty_query_axis():
+    q = np.ones((2, 0, 4), dtype=np.float32)
+    k = np.ones((2, 5, 4), dtype=np.float32)
+    out, w = scaled_dot_product_attention(q, k, k[..., :3], need_weights=False)
+    assert w is None and out.shape == (2, 0, 3) and out.dtype == np.float32
