@@ -66,6 +66,14 @@ def test_one_page_per_notebook_and_an_index(built):
 
 
 @pytest.mark.parametrize("nb_path", SOURCES, ids=lambda p: p.stem)
+def test_no_cell_shows_a_figure_twice(nb_path):
+    # a bare `fig` after pyplot made it can be shown by its repr and again by the inline backend
+    for cell in nbformat.read(nb_path, as_version=4).cells:
+        images = [o for o in cell.get("outputs", []) if any(m in o.get("data", {}) for m in RASTER)]
+        assert len(images) <= 1, f"{nb_path.name}: a cell shows {len(images)} figures: {cell.source[-120:]!r}"
+
+
+@pytest.mark.parametrize("nb_path", SOURCES, ids=lambda p: p.stem)
 def test_every_figure_is_embedded(built, nb_path):
     out, _ = built
     nb = nbformat.read(nb_path, as_version=4)
