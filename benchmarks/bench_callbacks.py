@@ -31,7 +31,7 @@ GOAL = 1.2
 PROBE = r"""
 import gc, io, pickle, statistics, time, warnings
 import matplotlib.pyplot as plt
-from attnlib.widgets import SliderView
+from attnlib.widgets import SliderView, _png
 
 def _bench_values(s):
     opts = list(getattr(s, "options", []) or [])
@@ -58,7 +58,7 @@ def _bench_views(repeats):
                         blob, note = None, f"figure not picklable ({type(exc).__name__}): floor = render only"
                     t0 = time.perf_counter()
                     copy = pickle.loads(blob) if blob is not None else fig
-                    copy.savefig(io.BytesIO(), format="png")  # the one PNG render SliderView.render does
+                    _png(copy)  # the PNG SliderView.render makes (one render pass, 256 colours)
                     floor.append(time.perf_counter() - t0)
                     plt.close(copy)
             s.value = start
