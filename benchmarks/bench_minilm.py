@@ -7,7 +7,8 @@ setting) and float32. Floors, measured in the same run and interleaved round by 
     process started with an interpreter that has torch + transformers (this one if it has them, else
     ``--torch-python``, default /tmp/bench-torch-venv/bin/python); its answer is checked against ours;
   * a matmul-bound estimate: the forward's FLOPs / numpy's measured GFLOP/s on its largest matmul.
-Goal: median <= 1.5x the floor. Skips cleanly (one row) when attnlib.minilm or the model is missing.
+Goal: median <= 1.5x transformers when it runs (the estimate is then shown for context only), else
+<= 1.5x the estimate. Skips cleanly (one row) when attnlib.minilm or the model is missing.
 
     python benchmarks/bench_minilm.py [--json] [--repeats 15] [--torch-python PATH]
 """
@@ -173,8 +174,10 @@ def main(argv=None) -> int:
                              "goal": f"<= {GOAL}x", "met": ok and med["numpy"] / med["torch"] <= GOAL})
             rows.append({"benchmark": "minilm", "figure": label, "median_ms": round(med["numpy"], 1),
                          "min_ms": round(min(times["numpy"]), 1), "floor": f"matmul-bound ({bound_ms:.0f} ms)",
-                         "ratio": med["numpy"] / bound_ms, "goal": f"<= {GOAL}x",
-                         "met": med["numpy"] / bound_ms <= GOAL})
+                         "ratio": med["numpy"] / bound_ms,
+                         # the issue's floor is transformers when it runs; else this estimate is the goal's floor
+                         "goal": "-" if worker else f"<= {GOAL}x",
+                         "met": None if worker else med["numpy"] / bound_ms <= GOAL})
     print(f"{'figure':40} {'floor':32} {'median ms':>9} {'min ms':>7} {'ratio':>6}")
     for r in rows:
         print(f"{r['figure']:40} {r['floor']:32} {r['median_ms']:9.1f} {r['min_ms']:7.1f} {r['ratio']:6.2f}")
