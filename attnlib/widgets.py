@@ -52,6 +52,10 @@ def options_slider(description, options, value=None):
 # move (in any view). Rendering ahead never delays a cell (nbval, Run All) or a run of key
 # presses; a press after a pause waits at most for the one render in progress.
 QUIET_S = 0.4
+# States further along the reader's last move are rendered after QUIET_S; the other nearby
+# states only after this longer pause, so a reader sweeping one way at a steady pace rarely
+# presses while one of those guesses is being rendered.
+QUIET_OTHERS_S = 2.0
 _last_activity = [0.0]  # time.monotonic() of the last cell run or slider move in this kernel
 _cell_hook = []  # the IPython shell whose cell runs count as activity (hooked once)
 
@@ -79,8 +83,8 @@ class SliderView(widgets.VBox):
     so each rendered state's PNG is kept: moving back to a state shows it at once.
     The PNG is rendered once per state, without the inline backend's second (tight-bbox)
     pass; the plots use constrained layout, so nothing is cut off. When the kernel is
-    quiet (``QUIET_S``), states up to ``PREFETCH_STEPS`` key presses away on each slider
-    are rendered ahead, nearest first, in the direction of the last move first.
+    quiet, states up to ``PREFETCH_STEPS`` key presses away on each slider are rendered
+    ahead: further along the last move after ``QUIET_S``, the others after ``QUIET_OTHERS_S``.
     """
 
     CACHE_SIZE = 64  # PNGs kept per view (tens of kB each; Figures are not kept)
@@ -150,24 +154,27 @@ class SliderView(widgets.VBox):
         self._schedule_prefetch()
 
     def neighbours(self, steps: int = 1) -> list[dict]:
-        """Slider values up to ``steps`` key presses away, one slider moved at a time, nearest first.
+        """Slider values up to ``steps`` key presses away, one slider moved at a time.
 
-        At each distance the slider moved last comes first, in the direction it moved.
+        First the states further along the last move (same slider, same direction), then the
+        rest, nearest first: a reader sweeping a slider one way finds the next states ready.
         """
+        return [v for v, _ in self._prefetch_plan(steps)]
+
+    def _prefetch_plan(self, steps: int) -> list[tuple[dict, float]]:
+        """(slider values, seconds of quiet needed before rendering them ahead), in order."""
         now = self.values()
-        order = []
-        for name in self.sliders:
-            for direction in (1, -1):
-                order.append((name, direction))
-        if self._last_move in order:
-            order.remove(self._last_move)
-            order.insert(0, self._last_move)
+        ways = [(name, d) for name in self.sliders for d in (1, -1)]
+        plan = []
+        if self._last_move in ways:
+            ways.remove(self._last_move)
+            plan = [(*self._last_move, n, QUIET_S) for n in range(1, steps + 1)]
+        plan += [(name, d, n, QUIET_OTHERS_S) for n in range(1, steps + 1) for name, d in ways]
         out = []
-        for n in range(1, steps + 1):
-            for name, direction in order:
-                value = _step(self.sliders[name], direction * n)
-                if value is not None:
-                    out.append({**now, name: value})
+        for name, direction, n, quiet in plan:
+            value = _step(self.sliders[name], direction * n)
+            if value is not None:
+                out.append(({**now, name: value}, quiet))
         return out
 
     def _schedule_prefetch(self):
@@ -180,22 +187,22 @@ class SliderView(widgets.VBox):
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        todo = self.neighbours(self.PREFETCH_STEPS)[: self.CACHE_SIZE // 2]
+        todo = self._prefetch_plan(self.PREFETCH_STEPS)[: self.CACHE_SIZE // 2]
         generation = self._generation
 
         def one_more():
             if generation != self._generation:
                 return  # the reader moved on: a newer chain has taken over
-            wait = _last_activity[0] + QUIET_S - time.monotonic()
-            if wait > 0:
-                loop.call_later(wait, one_more)
-                return
-            while todo and _key(todo[0]) in self._rendered:
+            while todo and _key(todo[0][0]) in self._rendered:
                 todo.pop(0)
             if not todo:
                 return
+            wait = _last_activity[0] + todo[0][1] - time.monotonic()
+            if wait > 0:
+                loop.call_later(wait, one_more)
+                return
             try:
-                self.render(todo.pop(0))
+                self.render(todo.pop(0)[0])
             except Exception:  # the real update will show the error; stop guessing ahead
                 return
             loop.call_later(0.01, one_more)

@@ -77,8 +77,9 @@ def test_neighbours_put_the_direction_of_the_last_move_first():
                                a=widgets.int_slider("a", 0, 9, 5), b=widgets.int_slider("b", 0, 9, 5))
     view.sliders["b"].value = 4  # moved b down: b = 3 is the likeliest next state
     assert view.neighbours()[0] == {"a": 5, "b": 3}
-    view.sliders["a"].value = 6
-    assert view.neighbours(2)[0] == {"a": 7, "b": 4} and view.neighbours(2)[4] == {"a": 8, "b": 4}
+    view.sliders["a"].value = 6  # a sweep upwards: a = 7, then 8, come before anything else
+    assert view.neighbours(2)[:3] == [{"a": 7, "b": 4}, {"a": 8, "b": 4}, {"a": 5, "b": 4}]
+    assert len(view.neighbours(2)) == 8
 
 
 def test_float_states_that_differ_by_rounding_share_a_cache_entry():
@@ -166,3 +167,27 @@ def test_slider_pngs_are_256_colour_and_look_the_same():
         diff = np.abs(np.asarray(small.convert("RGB"), int) - np.asarray(ref.convert("RGB"), int))
     assert len(png) < 0.6 * len(full.getvalue())
     assert diff.max() <= 24 and diff.mean() < 2.0  # measured on lesson 01's figure: max 14, mean 1.2
+
+
+def test_prefetch_renders_further_along_a_move_first_and_guesses_only_after_a_long_pause(monkeypatch):
+    import asyncio
+
+    monkeypatch.setattr(widgets, "QUIET_OTHERS_S", 60.0)  # other guesses never come during this test
+    drawn = []
+
+    def draw(n):
+        drawn.append(n)
+        return plots.probability_bars([1 / n] * n, title=f"n = {n}")
+
+    async def main():
+        view = widgets.slider_view(draw, n=widgets.int_slider("keys", 1, 12, 6))
+        view.sliders["n"].value = 7  # a move up: 8, 9, 10 are the likely next states
+        for _ in range(400):
+            await asyncio.sleep(0.05)
+            if len(drawn) >= 5:
+                break
+        await asyncio.sleep(3 * widgets.QUIET_S)  # time enough for more, were any allowed
+        return view
+
+    _in_own_loop(main)
+    assert drawn == [6, 7, 8, 9, 10]
