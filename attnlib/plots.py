@@ -152,7 +152,6 @@ def _step_hist(ax, values, bins, color, density=False, fill_alpha=None, lw=None,
         artists += ax.plot(np.repeat(edges, 2), outline, color=color, lw=lw, label=label)
     for artist in artists:
         artist.sticky_edges.y.append(0.0)  # like ax.hist: the y axis starts at 0, no margin below
-    ax.autoscale_view()
 
 
 def _hist(ax, values, color, label, bins):

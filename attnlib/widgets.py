@@ -57,7 +57,7 @@ QUIET_S = 0.4
 # presses while one of those guesses is being rendered.
 QUIET_OTHERS_S = 2.0
 _last_activity = [0.0]  # time.monotonic() of the last cell run or slider move in this kernel
-_cell_hook = []  # the IPython shell whose cell runs count as activity (hooked once)
+_hooked_shells = set()  # id() of each IPython shell whose cell runs already count as activity
 
 
 def _note_activity(*_):
@@ -66,14 +66,12 @@ def _note_activity(*_):
 
 def _count_cell_runs_as_activity():
     """Register (once per kernel) cell runs as activity, so prefetching stays out of their way."""
-    if _cell_hook:
-        return
     from IPython import get_ipython
 
     shell = get_ipython()
-    if shell is not None:
+    if shell is not None and id(shell) not in _hooked_shells:
         shell.events.register("post_run_cell", _note_activity)
-    _cell_hook.append(shell)
+        _hooked_shells.add(id(shell))
 
 
 class SliderView(widgets.VBox):
@@ -139,9 +137,9 @@ class SliderView(widgets.VBox):
         return self.last_figure
 
     def _on_change(self, change):
-        if change["old"] is not None and change["new"] is not None and change["owner"] in self.sliders.values():
-            name = next(n for n, s in self.sliders.items() if s is change["owner"])
-            self._last_move = (name, _direction(change["owner"], change["old"], change["new"]))
+        slider = change["owner"]
+        name = next(n for n, s in self.sliders.items() if s is slider)
+        self._last_move = (name, _direction(slider, change["old"], change["new"]))
         self._show()
 
     def _show(self):

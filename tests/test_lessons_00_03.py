@@ -3,9 +3,7 @@ views at their extremes, and the self-check answers stored in the notebooks."""
 
 from __future__ import annotations
 
-import ast
 import itertools
-import json
 import math
 import warnings
 from pathlib import Path
@@ -20,7 +18,7 @@ import pytest  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from hypothesis.extra.numpy import arrays  # noqa: E402
-from IPython.core.inputtransformer2 import TransformerManager  # noqa: E402  (cells may hold %magics)
+from notebook_calls import self_checks  # noqa: E402
 
 from attnlib import plots, softmax, softmax_jacobian, widgets  # noqa: E402
 from attnlib.saturation import (  # noqa: E402
@@ -297,49 +295,34 @@ def test_at_scale_view_extremes(small_data):
 
 # --- self-check answers in the notebooks ------------------------------------------------------
 
-def _checks(notebook):
-    """(kind, literal keyword arguments) of every numeric_check/choice_check call in a notebook."""
-    nb = json.loads((NOTEBOOKS / notebook).read_text(encoding="utf-8"))
-    found = []
-    for cell in nb["cells"]:
-        if cell["cell_type"] != "code":
-            continue
-        for node in ast.walk(ast.parse(TransformerManager().transform_cell("".join(cell["source"])))):
-            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") in ("numeric_check", "choice_check"):
-                kwargs = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords}
-                kwargs["args"] = [ast.literal_eval(a) for a in node.args]
-                found.append((node.func.attr, kwargs))
-    return found
-
-
 def _numeric_ok(kwargs, reference):
     return abs(kwargs["answer"] - reference) <= kwargs.get("rel_tol", 0.02) * abs(reference)
 
 
 def test_self_check_answers_lesson_00():
-    (kind, kw), = _checks("00-start-here.ipynb")
+    (kind, kw), = self_checks("00-start-here.ipynb")
     assert kind == "numeric_check" and _numeric_ok(kw, math.sqrt(64))
 
 
 def test_self_check_answers_lesson_01():
-    (k1, num), (k2, choice) = _checks("01-intuition.ipynb")
+    (k1, num), (k2, choice) = self_checks("01-intuition.ipynb")
     assert k1 == "numeric_check" and _numeric_ok(num, standard_dot_products([256], 20_000, rng=0)[256].std())
-    assert k2 == "choice_check" and "one key" in choice["args"][1][choice["correct"]]
+    assert k2 == "choice_check" and "one key" in choice["options"][choice["correct"]]
 
 
 def test_self_check_answers_lesson_02():
-    (k1, num), (k2, choice) = _checks("02-variance-derivation.ipynb")
+    (k1, num), (k2, choice) = self_checks("02-variance-derivation.ipynb")
     from attnlib import sample_dot_products
 
     measured = sample_dot_products(64, 40_000, 2.0, 2.0, rng=0).var()
     assert k1 == "numeric_check" and _numeric_ok(num, 64 * 2.0**2 * 2.0**2)
     assert abs(measured / num["answer"] - 1) < 0.03  # the answer agrees with samples too
-    assert k2 == "choice_check" and choice["args"][1][choice["correct"]] == "only when σ = 1"
+    assert k2 == "choice_check" and choice["options"][choice["correct"]] == "only when σ = 1"
 
 
 def test_self_check_answers_lesson_03():
-    (k1, num), (k2, choice) = _checks("03-worked-example.ipynb")
+    (k1, num), (k2, choice) = self_checks("03-worked-example.ipynb")
     e = [math.exp(x / WORKED_SQRT_DK) for x in WORKED_LOGITS]
     assert k1 == "numeric_check" and _numeric_ok(num, e[0] / sum(e))
     assert float(f"{e[0] / sum(e):.4g}") == num["answer"]  # four significant figures, as asked
-    assert k2 == "choice_check" and choice["args"][1][choice["correct"]] == "softmax at temperature 8"
+    assert k2 == "choice_check" and choice["options"][choice["correct"]] == "softmax at temperature 8"

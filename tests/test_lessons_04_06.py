@@ -4,7 +4,6 @@ answers written in the notebooks."""
 
 from __future__ import annotations
 
-import ast
 import itertools
 import json
 import math
@@ -20,7 +19,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from IPython.core.inputtransformer2 import TransformerManager  # noqa: E402  (cells may hold %magics)
+from notebook_calls import self_checks  # noqa: E402
 
 from attnlib import plots, widgets  # noqa: E402
 from attnlib.tradeoffs import (  # noqa: E402
@@ -325,22 +324,6 @@ def test_static_plot_functions_return_figures(strict_warnings):
 
 
 # ---------------------------------------------------------------- self-check answers in the notebooks
-
-
-def self_checks(name):
-    """(kind, kwargs) of every numeric_check / choice_check call in a notebook, from its literal arguments."""
-    nb = json.loads((NOTEBOOKS / name).read_text(encoding="utf-8"))
-    out = []
-    for cell in nb["cells"]:
-        if cell["cell_type"] != "code":
-            continue
-        for node in ast.walk(ast.parse(TransformerManager().transform_cell("".join(cell["source"])))):
-            if isinstance(node, ast.Call) and getattr(node.func, "attr", None) in ("numeric_check", "choice_check"):
-                kwargs = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords}
-                params = ["question", "answer"] if node.func.attr == "numeric_check" else ["question", "options"]
-                kwargs.update({p: ast.literal_eval(a) for p, a in zip(params, node.args, strict=False)})
-                out.append((node.func.attr, kwargs))
-    return out
 
 
 # independent computations of each numeric answer, in notebook order

@@ -38,12 +38,19 @@ def test_choice_check_feedback_per_option():
         widgets.choice_check("Pick", ["a"], correct=3)
 
 
-def test_slider_view_redraws_at_extremes_without_warnings():
-    calls = []
+def _counting_draw():
+    """(drawn, draw): draw(n) makes an n-bar figure titled "n = …" and appends n to drawn."""
+    drawn = []
 
     def draw(n):
-        calls.append(n)
+        drawn.append(n)
         return plots.probability_bars([1 / n] * n, title=f"n = {n}")
+
+    return drawn, draw
+
+
+def test_slider_view_redraws_at_extremes_without_warnings():
+    calls, draw = _counting_draw()
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -120,11 +127,7 @@ def test_prefetch_renders_nearby_states_once_the_kernel_is_quiet():
     import asyncio
     import time
 
-    drawn = []
-
-    def draw(n):
-        drawn.append(n)
-        return plots.probability_bars([1 / n] * n, title=f"n = {n}")
+    drawn, draw = _counting_draw()
 
     async def main():
         view = widgets.slider_view(draw, n=widgets.int_slider("keys", 1, 6, 3))
@@ -173,11 +176,7 @@ def test_prefetch_renders_further_along_a_move_first_and_guesses_only_after_a_lo
     import asyncio
 
     monkeypatch.setattr(widgets, "QUIET_OTHERS_S", 60.0)  # other guesses never come during this test
-    drawn = []
-
-    def draw(n):
-        drawn.append(n)
-        return plots.probability_bars([1 / n] * n, title=f"n = {n}")
+    drawn, draw = _counting_draw()
 
     async def main():
         view = widgets.slider_view(draw, n=widgets.int_slider("keys", 1, 12, 6))
