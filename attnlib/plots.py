@@ -661,6 +661,38 @@ def prediction_scatter(measured, predictions, ax=None, title=None, unit="Var(q·
 
 
 @projector_style
+def variance_terms(terms, reference, ax=None, title=None, marker=None, marker_label=None,
+                   reference_label="the reference (= 1)", ylabel="term ÷ reference"):
+    """Stacked bars, one per head sorted by total, of variance terms divided by a reference (lesson 08).
+
+    terms : {label: (n_layers, n_heads) array}, stacked bottom to top in this order.
+    reference : (n_layers, n_heads), e.g. the iid prediction; a dashed line marks 1 (= the reference).
+    marker : optional (n_layers, n_heads) values, also ÷ reference, drawn as a black tick per head.
+    """
+    reference = np.ravel(np.asarray(reference, dtype=float))
+    parts = {label: np.ravel(np.asarray(v, dtype=float)) / reference for label, v in terms.items()}
+    order = np.argsort(sum(parts.values()))
+    x = np.arange(1, len(reference) + 1)
+    fig, ax = axes_or_new(ax, figsize=(10.0, 4.6))
+    colours = [PALETTE["orange"], PALETTE["blue"], PALETTE["sky"], PALETTE["green"]]
+    bottom = np.zeros(len(reference))
+    for (label, v), colour in zip(parts.items(), colours, strict=False):
+        ax.bar(x, v[order], bottom=bottom, width=0.85, color=colour, label=label)
+        bottom += v[order]
+    if marker is not None:
+        m = np.ravel(np.asarray(marker, dtype=float)) / reference
+        ax.scatter(x, m[order], marker="_", s=90, linewidths=2.5, color=UNSCALED, zorder=3, label=marker_label)
+    ax.axhline(1.0, color=PALETTE["black"], ls="--", lw=1, label=reference_label)
+    ax.set_xlim(0.3, len(reference) + 0.7)
+    ax.set_xlabel("head, sorted by the total")
+    ax.set_ylabel(ylabel)
+    ax.legend(loc="upper left", fontsize=10)
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+@projector_style
 def layer_profile(stats, layer, axes=None, var_ylim=None):
     """One layer's heads: Var(q·k) raw and ÷√d_k with the iid prediction, and entropy with and without
     the division (lesson 08). Used by the layer slider and its small multiples.
