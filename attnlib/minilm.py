@@ -621,7 +621,9 @@ def iid_output(mask, n_layers: int, n_heads: int, d_k: int, rng) -> EncoderOutpu
     """
     mask = np.asarray(mask)
     if mask.ndim != 2 or mask.dtype != bool or not mask.any(axis=1).all():
-        raise ValueError(f"mask must be a (B, T) bool array with a real token in every row; got {mask.dtype} {mask.shape}")
+        raise ValueError(
+            f"mask must be a (B, T) bool array with a real token in every row; got {mask.dtype} {mask.shape}"
+        )
     for name, v in (("n_layers", n_layers), ("n_heads", n_heads), ("d_k", d_k)):
         if not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"{name} must be a positive integer; got {v!r}")

@@ -314,6 +314,17 @@ def test_head_statistics_by_brute_force(ref_run):
     own = [q[b, i] @ k[b, i] - np.mean([q[b, i] @ k[b, j] for j in range(n) if j != i])
            for b, n in enumerate(batch.lengths) for i in range(n)]
     assert s["self_excess_scaled"][layer, head] == pytest.approx(np.mean(own) / np.sqrt(32), rel=1e-9)
+    rows = [np.var([q[b, i] @ k[b, j] for j in range(n)]) for b, n in enumerate(batch.lengths) for i in range(n)]
+    assert s["row_var"][layer, head] == pytest.approx(np.mean(rows), rel=1e-12)
+    assert s["row_var_scaled"][layer, head] == pytest.approx(np.mean(rows) / 32, rel=1e-12)
+    every = [a @ c for a in real_q for c in real_k]  # all pairs of the batch's tokens, sentences mixed
+    assert s["var_logit_all_pairs"][layer, head] == pytest.approx(np.var(every), rel=1e-12)
+    assert s["var_tokens_q"][layer, head] == pytest.approx(real_q.var(axis=0).mean(), rel=1e-12)
+    assert s["var_tokens_k"][layer, head] == pytest.approx(real_k.var(axis=0).mean(), rel=1e-12)
+    tops = [int(np.argmax([q[b, i] @ k[b, j] for j in range(n)])) - i
+            for b, n in enumerate(batch.lengths) for i in range(n)]
+    assert s["argmax_self"][layer, head] == np.mean(np.array(tops) == 0)
+    assert s["argmax_previous"][layer, head] == np.mean(np.array(tops) == -1)
     w = out.layers[layer].weights[:, head]
     h = np.concatenate([attention_entropy(w[b, :n, :n]) for b, n in enumerate(batch.lengths)])
     assert s["entropy_scaled"][layer, head] == pytest.approx(h.mean(), rel=1e-12)
@@ -341,6 +352,70 @@ def test_covariance_prediction_holds_for_independent_vectors():
     assert abs(s["rho_qk"][0, 0]) < 0.03 and abs(s["self_excess_scaled"][0, 0]) < 0.1  # q, k independent
     # and the iid shorthand misses it, because the means are not zero
     assert s["var_logit"][0, 0] > 1.2 * s["iid_prediction"][0, 0]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 6), st.floats(-3, 3), st.floats(-3, 3))
+def test_variance_decomposition_is_an_identity_and_splits_by_rows(seed, d, shift_q, shift_k):
+    # any vectors at all (correlated, shifted, one sentence): the three terms add up to the variance over
+    # all pairs, the key-mean term is the variance of the row means, the other two the mean row variance
+    rng = np.random.default_rng(seed)
+    n = 7
+    q = shift_q + rng.normal(size=(1, 1, n, d)) @ rng.normal(size=(d, d))
+    k = shift_k * rng.normal(size=d) + rng.normal(size=(1, 1, n, d)) ** 2
+    out = mm.EncoderOutput([], [mm.LayerTrace(q, k, np.full((1, 1, n, n), 1 / n))], np.ones((1, n), bool))
+    s = {name: v[0, 0] for name, v in mm.head_statistics(out).items()}
+    g = q[0, 0] @ k[0, 0].T
+    scale = max(g.var(), 1e-300)
+    assert abs(s["var_term_trace"] + s["var_term_mean_q"] + s["var_term_mean_k"] - g.var()) <= 1e-9 * scale
+    assert abs(s["cov_prediction"] - s["var_logit_all_pairs"]) <= 1e-9 * scale
+    assert abs(s["var_term_mean_k"] - g.mean(axis=1).var()) <= 1e-9 * scale
+    assert abs(s["var_term_trace"] + s["var_term_mean_q"] - g.var(axis=1).mean()) <= 1e-9 * scale
+    # one sentence: within-sentence pairs are all pairs
+    assert s["var_logit"] == pytest.approx(s["var_logit_all_pairs"], rel=1e-12, abs=1e-300)
+
+
+def test_participation_ratio():
+    rng = np.random.default_rng(3)
+    # a population-sized isotropic sample fills every direction; one direction gives 1
+    assert mm.participation_ratio(rng.normal(size=(200_000, 8))) == pytest.approx(8, rel=0.01)
+    line = np.outer(rng.normal(size=50), rng.normal(size=5))
+    assert mm.participation_ratio(line) == pytest.approx(1.0, rel=1e-9)
+    # 80 iid samples in 32 dimensions: about dN/(d + N + 1) = 22.65, far below 32 (lesson 08's baseline)
+    prs = [mm.participation_ratio(np.random.default_rng(s).normal(size=(80, 32))) for s in range(40)]
+    assert abs(np.mean(prs) - 32 * 80 / 113) < 0.3 and max(prs) < 25
+    # and it is what head_statistics reports
+    out = mm.iid_output(np.ones((2, 40), bool), 1, 1, 32, rng=5)
+    s = mm.head_statistics(out)
+    qs = out.layers[0].q[:, 0].reshape(80, 32)
+    assert s["eff_dim_q"][0, 0] == pytest.approx(mm.participation_ratio(qs), rel=1e-12)
+    with pytest.raises(ValueError, match="x must be"):
+        mm.participation_ratio(np.ones(5))
+    with pytest.raises(ValueError, match="x must be"):
+        mm.participation_ratio(np.ones((1, 5)))
+
+
+def test_iid_output_is_the_iid_model_on_real_sentence_lengths():
+    mask = np.zeros((3, 10), bool)
+    for b, n in enumerate((10, 6, 4)):
+        mask[b, :n] = True
+    a = mm.iid_output(mask, 2, 3, 16, rng=np.random.default_rng(1))
+    b = mm.iid_output(mask, 2, 3, 16, rng=1)
+    assert len(a.layers) == 2 and a.layers[0].q.shape == (3, 3, 10, 16)
+    np.testing.assert_array_equal(a.layers[1].k, b.layers[1].k)  # seeded: the same draws
+    assert not np.array_equal(a.layers[0].q, a.layers[1].q)  # each layer draws its own
+    w = a.layers[0].weights
+    assert np.all(w[~np.broadcast_to(mask[:, None, None, :], w.shape)] == 0)  # no weight on padding
+    np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-12)
+    s = mm.head_statistics(mm.iid_output(np.ones((40, 30), bool), 1, 4, 16, rng=2))
+    assert np.all(np.abs(s["var_tokens_q"] - 1) < 0.05) and np.all(s["mean_share_q"] < 0.01)
+    assert np.all(np.abs(s["var_logit"] / s["iid_prediction"] - 1) < 0.08)
+    for bad, match in (((np.ones((2, 3)), 1, 1, 4), "mask"), ((mask, 0, 1, 4), "n_layers"),
+                       ((mask, 1, 1.5, 4), "n_heads"), ((mask, 1, 1, -2), "d_k")):
+        with pytest.raises(ValueError, match=match):
+            mm.iid_output(*bad, rng=0)
+    with pytest.raises(TypeError, match="rng"):
+        mm.iid_output(mask, 1, 1, 4, rng="seed")
 
 
 def test_zero_mean_iid_vectors_meet_the_iid_prediction():
@@ -403,8 +478,52 @@ def test_lesson_08_figures_draw_without_warnings(ref_run):
         assert fig.axes[0].get_xscale() == "log"
         fig = plots.layer_profiles(s, (1, 6))
         assert len(fig.axes) == 4
+        names = ("var_term_trace", "var_term_mean_q", "var_term_mean_k")
+        fig = plots.variance_terms({n: s[n] for n in names}, s["iid_prediction"], marker=s["row_var"], marker_label="m")
+        bars = fig.axes[0].patches
+        assert len(bars) == 3 * 72
+        order = np.argsort(sum(s[n] / s["iid_prediction"] for n in names).ravel())
+        top = np.array([p.get_y() + p.get_height() for p in bars[2 * 72 :]])  # the stack's top, head by head
+        np.testing.assert_allclose(top, (s["cov_prediction"] / s["iid_prediction"]).ravel()[order], rtol=1e-12)
         n = int(batch.lengths[0])
         w = out.layers[0].weights[0, 0, :n, :n]
         fig = plots.token_attention_pair(w, w, batch.tokens[0])
         assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == batch.tokens[0]
     plt.close("all")
+
+
+# --- the lesson's self-checks -------------------------------------------------
+
+
+def _lesson_sentences():
+    import ast
+    import json
+
+    nb = json.loads((Path(__file__).parents[1] / "notebooks" / "08-pretrained-model.ipynb").read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        src = "".join(cell["source"])
+        if cell["cell_type"] == "code" and src.startswith("SENTENCES = ["):
+            return ast.literal_eval(src.split("=", 1)[1].split("]", 1)[0] + "]")
+    raise AssertionError("lesson 08 has no SENTENCES cell")
+
+
+def test_self_check_answers_lesson_08(model):
+    from notebook_calls import self_checks
+
+    from attnlib import widgets
+
+    (k1, num), (k2, choice) = self_checks("08-pretrained-model.ipynb")
+    assert k1 == "numeric_check" and num["answer"] == pytest.approx(1.5 * 0.8)  # Var(q·k)/d_k = σ_q²σ_k²
+    assert widgets.numeric_check(**num).check("1.2") is True
+    assert k2 == "choice_check" and choice["correct"] == 1 and "query-mean" in choice["options"][1]
+    # the numbers the feedback quotes are the model's, on the lesson's sentences
+    _, out = model(_lesson_sentences())
+    s = mm.head_statistics(out)
+    iid = s["iid_prediction"]
+    med = {n: f"{np.median(s[n] / iid):.2f}" for n in ("var_term_trace", "var_term_mean_q", "var_term_mean_k")}
+    terms = np.stack([s["var_term_trace"], s["var_term_mean_q"], s["var_term_mean_k"]], -1)
+    largest_q = int((terms.argmax(-1) == 1).sum())
+    assert med["var_term_trace"] in choice["feedback"][0] and float(med["var_term_trace"]) < 1
+    assert med["var_term_mean_q"] in choice["feedback"][1] and f"{largest_q} of 72" in choice["feedback"][1]
+    assert med["var_term_mean_k"] in choice["feedback"][2]
+    assert largest_q > 36  # the query-mean term really is the largest in most heads
