@@ -219,19 +219,20 @@ def dot_product_panel(sample, d_k, row_logits, raw_lim, scaled_lim=4.5, bins=60)
 
 
 @projector_style
-def variance_vs_dk(d_ks, measured, theory, seed_claim=None, ax=None):
-    """Log-log Var(q·k) against d_k (lesson 02): measured points, theory lines, seed's claim dashed.
+def variance_vs_dk(d_ks, measured, theory, textbook_claim=None, ax=None):
+    """Log-log Var(q·k) against d_k (lesson 02): measured points, theory lines, the textbook answer dashed.
 
     measured, theory : {label: (len(d_ks),) variances}, same labels.
-    seed_claim : optional {label: (len(d_ks),)} drawn dashed in the label's colour.
+    textbook_claim : optional {label: (len(d_ks),)}, the common textbook answer "Var(q·k) = d_k σ²",
+        drawn dashed in the label's colour.
     """
     fig, ax = axes_or_new(ax, figsize=(7.5, 4.6))
     for i, label in enumerate(measured):
         c = CYCLE[i % len(CYCLE)]
         ax.plot(d_ks, theory[label], color=c, lw=2, label=f"{label}: theory d_k σ_q² σ_k²")
         ax.plot(d_ks, measured[label], "o", color=c, ms=7, mfc="white", mew=2)
-        if seed_claim and label in seed_claim:
-            ax.plot(d_ks, seed_claim[label], "--", color=c, lw=2, label=f"{label}: seed's d_k σ²")
+        if textbook_claim and label in textbook_claim:
+            ax.plot(d_ks, textbook_claim[label], "--", color=c, lw=2, label=f"{label}: textbook answer d_k σ²")
     ax.plot([], [], "o", color="gray", mfc="white", mew=2, label="Monte Carlo (circles)")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
@@ -246,7 +247,8 @@ def variance_vs_dk(d_ks, measured, theory, seed_claim=None, ax=None):
 def scaled_logit_density(sample, d_k, sigma_q, sigma_k, ax=None, lim=None, bins=60):
     """Histogram of q·k/√d_k with the density N(0, σ_q²σ_k²) predicted by lesson 02.
 
-    When σ_q = σ_k = σ also draws the seed's claimed N(0, σ²) dashed.
+    When σ_q = σ_k = σ also draws, dashed, the N(0, σ²) of the common textbook answer
+    ("after ÷√d_k the variance is σ²").
     sample : (n,) raw q·k for this d_k, σ_q, σ_k.
     """
     fig, ax = axes_or_new(ax, figsize=(6.5, 4.0))
@@ -260,7 +262,7 @@ def scaled_logit_density(sample, d_k, sigma_q, sigma_k, ax=None, lim=None, bins=
     if np.isclose(sigma_q, sigma_k):
         s2 = sigma_q
         ax.plot(x, np.exp(-0.5 * (x / s2) ** 2) / (s2 * np.sqrt(2 * np.pi)), "--", color=UNSCALED, lw=2,
-                label=f"seed's N(0, σ²), std {s2:.2f}")
+                label=f"textbook answer N(0, σ²), std {s2:.2f}")
     ax.set_xlim(-lim, lim)
     ax.set_xlabel("q·k / √d_k (score units)")
     ax.set_ylabel("density")

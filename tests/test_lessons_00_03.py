@@ -4,7 +4,9 @@ views at their extremes, and the self-check answers stored in the notebooks."""
 from __future__ import annotations
 
 import itertools
+import json
 import math
+import re
 import warnings
 from pathlib import Path
 
@@ -209,7 +211,7 @@ def test_plots_return_figures_and_leave_rcparams_alone():
     probs, ent = temperature_sweep(z, temps)
     figs = [
         plots.dot_product_histograms(samples),
-        plots.variance_vs_dk([1, 2], {"a": [1, 2]}, {"a": [1, 2]}, seed_claim={"a": [1, 2]}),
+        plots.variance_vs_dk([1, 2], {"a": [1, 2]}, {"a": [1, 2]}, textbook_claim={"a": [1, 2]}),
         plots.mean_growth([1, 4], [0.2, 0.8], [0.2, 0.8]),
         plots.worked_example_bars(z, softmax(z), softmax(z / 8), 8),
         plots.temperature_small_multiples(z, temps, probs, ent),
@@ -221,6 +223,26 @@ def test_plots_return_figures_and_leave_rcparams_alone():
         assert all(ax.get_xlabel() for ax in fig.axes if ax.get_visible())
         plt.close(fig)
     assert dict(plt.rcParams) == before
+    md = plots.markdown_table(["a", "b"], [[1, 2]])
+    assert md.data.splitlines() == ["| a | b |", "|---|---|", "| 1 | 2 |"]
+
+
+def test_textbook_claim_is_drawn_dashed_and_named_for_the_reader():
+    """The dashed curves are the common textbook answer: drawn, and labelled so a reader knows what they are."""
+    fig = plots.variance_vs_dk([1, 2, 4], {"a": [1, 2, 4]}, {"a": [4, 8, 16]}, textbook_claim={"a": [2, 4, 8]})
+    dashed = [ln for ln in fig.axes[0].lines if ln.get_linestyle() == "--"]
+    assert len(dashed) == 1 and list(dashed[0].get_ydata()) == [2, 4, 8]
+    assert dashed[0].get_label() == "a: textbook answer d_k σ²"
+    fig2 = plots.scaled_logit_density(np.random.default_rng(0).standard_normal(400) * 8, 16, 2.0, 2.0)
+    labels = [t.get_text() for t in fig2.axes[0].get_legend().get_texts()]
+    assert "textbook answer N(0, σ²), std 2.00" in labels and "N(0, σ_q²σ_k²), std 4.00" in labels
+    for f in (fig, fig2):
+        texts = [t.get_text() for ax in f.axes for t in ax.get_legend().get_texts()]
+        assert not any("seed" in t for t in texts)
+        plt.close(f)
+
+
+def test_markdown_table_rows():
     md = plots.markdown_table(["a", "b"], [[1, 2]])
     assert md.data.splitlines() == ["| a | b |", "|---|---|", "| 1 | 2 |"]
 
@@ -326,3 +348,27 @@ def test_self_check_answers_lesson_03():
     assert k1 == "numeric_check" and _numeric_ok(num, e[0] / sum(e))
     assert float(f"{e[0] / sum(e):.4g}") == num["answer"]  # four significant figures, as asked
     assert k2 == "choice_check" and choice["options"][choice["correct"]] == "softmax at temperature 8"
+
+
+# --- wording: the source is "the common textbook answer", never "the seed" -----------------------
+
+# A reader does not know what "the seed" is. Random seeds (SEED, seed=, "seeds") are fine words.
+_SOURCE_AS_SEED = re.compile(r"\bseed(?:'s|\s+text|_claim|_logits)|\bthe\s+seed\b", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("prefix", ["00", "01", "02", "03", "04", "05", "06"])
+def test_lessons_name_the_textbook_answer_not_the_seed(prefix):
+    (path,) = NOTEBOOKS.glob(f"{prefix}-*.ipynb")
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    texts = ["".join(c["source"]) for c in cells]
+    texts += ["".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/markdown", ""))
+              for c in cells if c["cell_type"] == "code" for o in c["outputs"]]
+    bad = [m.group(0) for t in texts for m in _SOURCE_AS_SEED.finditer(t)]
+    assert not bad, f"{path.name} calls the source 'the seed': {bad}"
+
+
+def test_seed_wording_pattern_catches_the_old_phrases():
+    for old in ("the seed's example", "The seed text says", "seed's N(0, σ²)", "The seed: \"with", "seed_claim="):
+        assert _SOURCE_AS_SEED.search(old), old
+    for fine in ("SEED = 3", "rng=np.random.default_rng(SEED + 1)", "same seeds", "seed=st.integers(0, 9)"):
+        assert not _SOURCE_AS_SEED.search(fine), fine

@@ -331,11 +331,12 @@ NUMERIC = {
     "04-multi-head-and-init.ipynb": [math.sqrt(64 / 768), (1 / 3) ** 2],
     "05-tradeoffs.ipynb": [1 / (1 + 63 * math.exp(-2)), 16**2 / 15],
     "06-interview-questions.ipynb": [
-        math.sqrt(256), ref_softmax([2.0, 1.0, 0.5])[0], math.sqrt(100) / 100, 0.5 * 64 / 8, 0.5**4,
+        math.sqrt(256), ref_softmax([2.0, 1.0, 0.5])[0], math.sqrt(100) / 100, 0.5 * 64 / 8,
+        64 * ((1 + 0.5**2) + 0.5**2 + 0.5**2 + 2 * 0.5 * 0.5 * 0.5), 0.5**4,
         32**2 / 31, (1024 / 16) ** -0.5, 0.5 * 0.5, (1024 * 0.02**2) ** 2,
     ],
 }
-CHOICE = {"04-multi-head-and-init.ipynb": [1], "05-tradeoffs.ipynb": [1], "06-interview-questions.ipynb": [1, 1, 0]}
+CHOICE = {"04-multi-head-and-init.ipynb": [1], "05-tradeoffs.ipynb": [1], "06-interview-questions.ipynb": [1, 1, 0, 1]}
 
 
 @pytest.mark.parametrize("name", sorted(NUMERIC))
@@ -374,3 +375,38 @@ def test_lesson_frame_and_ignore_markers(name):
                 assert "widgets." in src and ("_view(" in src or "_check(" in src), src[:80]
             else:
                 assert "NBVAL_IGNORE_OUTPUT" not in src
+
+
+# ---------------------------------------------------------------- lesson 06: the corrected claims (issue 11)
+
+
+def test_lesson_06_means_add_to_the_variance_too():
+    from attnlib import dot_product_moments
+
+    d, mu, rho = 64, 0.5, 0.5
+    written_out = d * ((1 + rho**2) + mu**2 + mu**2 + 2 * rho * mu * mu)  # σ = 1
+    assert dot_product_moments(d, mean_q=mu, mean_k=mu, rho=rho) == (pytest.approx(48.0), pytest.approx(written_out))
+    assert written_out == 128 and d * (1 + rho**2) == 80  # the old prose (correlation only) said 80
+
+
+def test_lesson_06_saturation_gradient_ratios():
+    def jac(z):
+        p = ref_softmax(z)
+        return [[p[i] * ((i == j) - p[j]) for j in range(3)] for i in range(3)]
+
+    def fro(m):
+        return math.sqrt(sum(x * x for row in m for x in row))
+
+    jac_ratio = fro(jac([2.0, 1.0, 0.5])) / fro(jac([16.0, 8.0, 4.0]))
+    assert round(jac_ratio) == 595  # the Jacobian ratio
+    assert round(jac_ratio / 8) == 74  # the gradient reaching q·k: the scaled logit carries 1/√64
+
+
+def test_lesson_06_torch_multihead_attention_default_logit_variance():
+    from attnlib import init_std
+
+    for e in (64, 768, 4096):
+        bound_sq = 6.0 / (e + 3 * e)  # xavier_uniform on the packed (3E, E) in_proj_weight: U(±√(6/(fan_in+fan_out)))
+        sigma_sq = e * bound_sq / 3  # per q component, unit-variance inputs
+        assert sigma_sq == pytest.approx(0.5) and sigma_sq**2 == pytest.approx(0.25)
+        assert init_std((3 * e, e), "xavier_uniform") ** 2 == pytest.approx(bound_sq / 3)
