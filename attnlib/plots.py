@@ -821,7 +821,7 @@ def best_final_loss(d_ks, best, scalings, ax=None, title=None):
     best : (n_scalings, n_d_k) final losses (nats).
     """
     best = np.asarray(best, float)
-    fig, ax = axes_or_new(ax, figsize=(6.0, 4.0))
+    fig, ax = axes_or_new(ax, figsize=(9.5, 4.0))
     for i, s in enumerate(scalings):
         ax.plot(d_ks, best[i], "o", ls=SCALING_STYLES.get(s, "-"), color=SCALING_COLORS[s], label=SCALING_LABELS[s],
                 lw=2)
@@ -830,7 +830,7 @@ def best_final_loss(d_ks, best, scalings, ax=None, title=None):
     ax.set_xticks(d_ks, [str(d) for d in d_ks])
     ax.set_xlabel("head size d_k")
     ax.set_ylabel("final loss at best lr (nats)")
-    ax.legend(loc="best")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))  # beside the axes: five lines cross everywhere
     if title:
         ax.set_title(title)
     return fig

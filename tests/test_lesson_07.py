@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from notebook_calls import self_checks
 
 from attnlib import scaled_dot_product_attention
 from attnlib.train import (
@@ -373,3 +374,15 @@ def test_static_figures_have_one_panel_per_setting():
         assert len(fig2.axes[0].get_lines()) == len(c["variants"])
         styles = {line.get_label(): line.get_linestyle() for line in fig2.axes[0].get_lines()}
         assert styles[plots.SCALING_LABELS["none_init"]] == "--" and styles[plots.SCALING_LABELS["sqrt"]] == "-"
+
+
+def test_self_check_answers_lesson_07():
+    (k1, num), (k2, choice) = self_checks("07-tiny-training-run.ipynb")
+    assert k1 == "numeric_check" and num["answer"] == pytest.approx(np.sqrt(64))
+    assert k2 == "choice_check" and "d_k^(−1/4)" in choice["options"][choice["correct"]]
+    # the answer the choice names is the identity: same run, up to Adam's eps
+    task = make_recall_task(8, 5, 6, 0)
+    a = 64 ** -0.25
+    ref = train(task, "sqrt", 64, 1e-2, 30, 2, batch=8, n_pairs=4)
+    twin = train(task, "none", 64, 1e-2, 30, 2, batch=8, n_pairs=4, qk_init=a, qk_lr=a)
+    np.testing.assert_allclose(twin["loss"], ref["loss"], rtol=1e-5)
