@@ -767,7 +767,7 @@ def training_curves(steps, curves, scalings, ax=None, title=None, uniform_entrop
     """Loss, largest attention logit and mean attention entropy over training (lesson 07).
 
     steps : (T,) step numbers.  curves : (n_scalings, 4, T), rows in ``attnlib.train.CURVE_KEYS``
-    order (loss, max_logit, entropy, accuracy).  scalings : names from ``attnlib.train.SCALINGS``.
+    order (loss, max_logit, entropy, accuracy).  scalings : names from ``attnlib.train.VARIANTS``.
     ax : None or a sequence of 3 Axes.  uniform_entropy : draw log S (uniform attention) if given.
     """
     steps, curves = np.asarray(steps, float), np.asarray(curves, float)
