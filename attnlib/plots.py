@@ -770,8 +770,11 @@ def token_attention_pair(scaled, unscaled, tokens, title=None):
 
 # lesson 07
 
-SCALING_COLORS = {"none": UNSCALED, "sqrt": SCALED, "linear": PALETTE["green"], "qknorm": PALETTE["orange"]}
-SCALING_LABELS = {"none": "unscaled (×1)", "sqrt": "÷√d_k", "linear": "÷d_k", "qknorm": "QK-norm (g·cos)"}
+SCALING_COLORS = {"none": UNSCALED, "sqrt": SCALED, "linear": PALETTE["green"], "qknorm": PALETTE["orange"],
+                  "none_init": PALETTE["purple"]}
+SCALING_LABELS = {"none": "unscaled (×1)", "sqrt": "÷√d_k", "linear": "÷d_k", "qknorm": "QK-norm (g·cos)",
+                  "none_init": "unscaled, W_q, W_k started ×d_k^(−1/4)"}
+SCALING_STYLES = {"none_init": "--"}  # the control (lesson 07) is dashed; every other line solid
 _CURVE_AXES = {  # row of a (4, T) curves array -> (y label, log scale?)
     0: ("loss (nats)", False),
     1: ("largest |logit|", True),
@@ -782,7 +785,8 @@ _CURVE_AXES = {  # row of a (4, T) curves array -> (y label, log scale?)
 def _curve_lines(ax, steps, curves, scalings, row, legend=False):
     """One line per scaling of ``curves[i, row]``; curves : (n_scalings, 4, T)."""
     for i, s in enumerate(scalings):
-        ax.plot(steps, curves[i, row], color=SCALING_COLORS[s], label=SCALING_LABELS[s], lw=2)
+        ax.plot(steps, curves[i, row], color=SCALING_COLORS[s], label=SCALING_LABELS[s], lw=2,
+                ls=SCALING_STYLES.get(s, "-"))
     label, log = _CURVE_AXES[row]
     if log:
         ax.set_yscale("log")
@@ -797,7 +801,7 @@ def training_curves(steps, curves, scalings, ax=None, title=None, uniform_entrop
     """Loss, largest attention logit and mean attention entropy over training (lesson 07).
 
     steps : (T,) step numbers.  curves : (n_scalings, 4, T), rows in ``attnlib.train.CURVE_KEYS``
-    order (loss, max_logit, entropy, accuracy).  scalings : names from ``attnlib.train.SCALINGS``.
+    order (loss, max_logit, entropy, accuracy).  scalings : names from ``attnlib.train.VARIANTS``.
     ax : None or a sequence of 3 Axes.  uniform_entropy : draw log S (uniform attention) if given.
     """
     steps, curves = np.asarray(steps, float), np.asarray(curves, float)
@@ -825,9 +829,10 @@ def training_grid(steps, curves, scalings, d_ks, lrs, row=0):
     """Small multiples: one panel per (d_k, learning rate), one line per scaling (lesson 07).
 
     curves : (n_scalings, n_d_k, n_lr, 4, T).  row : which CURVE_KEYS row to draw (0 = loss).
+    scalings may include the control "none_init" (``attnlib.train.VARIANTS``), drawn dashed.
     """
     steps, curves = np.asarray(steps, float), np.asarray(curves, float)
-    fig, axes = plt.subplots(len(d_ks), len(lrs), figsize=(3.6 * len(lrs), 2.5 * len(d_ks)), sharex=True,
+    fig, axes = plt.subplots(len(d_ks), len(lrs), figsize=(min(3.6 * len(lrs), 14.0), 2.5 * len(d_ks)), sharex=True,
                              sharey=True, layout="constrained", squeeze=False)
     for j, d_k in enumerate(d_ks):
         for k, lr in enumerate(lrs):
@@ -850,15 +855,16 @@ def best_final_loss(d_ks, best, scalings, ax=None, title=None):
     best : (n_scalings, n_d_k) final losses (nats).
     """
     best = np.asarray(best, float)
-    fig, ax = axes_or_new(ax, figsize=(6.0, 4.0))
+    fig, ax = axes_or_new(ax, figsize=(9.5, 4.0))
     for i, s in enumerate(scalings):
-        ax.plot(d_ks, best[i], "o-", color=SCALING_COLORS[s], label=SCALING_LABELS[s], lw=2)
+        ax.plot(d_ks, best[i], "o", ls=SCALING_STYLES.get(s, "-"), color=SCALING_COLORS[s], label=SCALING_LABELS[s],
+                lw=2)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xticks(d_ks, [str(d) for d in d_ks])
     ax.set_xlabel("head size d_k")
     ax.set_ylabel("final loss at best lr (nats)")
-    ax.legend(loc="best")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))  # beside the axes: five lines cross everywhere
     if title:
         ax.set_title(title)
     return fig

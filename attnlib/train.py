@@ -30,11 +30,14 @@ from .core import attention_entropy
 
 __all__ = [
     "SCALINGS",
+    "VARIANTS",
+    "variant_settings",
     "RecallTask",
     "make_recall_task",
     "init_params",
     "forward",
     "loss_and_grads",
+    "logit_grads",
     "Adam",
     "SGD",
     "train",
@@ -45,7 +48,27 @@ SCALINGS = ("none", "sqrt", "linear", "qknorm")
 (the muP choice, Yang et al. 2022).  qknorm: Z = g · Q̂ K̂ᵀ with unit-length rows Q̂, K̂
 and a learned scalar gain g (Henry et al. 2020, "Query-Key Normalization")."""
 
+VARIANTS = SCALINGS + ("none_init",)
+"""What lesson 07's sweep trains: the four SCALINGS, plus the control ``none_init``: the
+unscaled model (Z = Q Kᵀ) whose starting W_q and W_k are multiplied by d_k^(-1/4), so that
+its starting logits equal those of ÷√d_k; everything else (learning rate included) as in
+the unscaled model. See ``variant_settings``."""
+
 _NORM_EPS = 1e-12  # inside the square root of a row norm, so a zero row cannot divide by 0
+
+
+def variant_settings(variant, d_k) -> dict:
+    """The ``train`` keywords of one of VARIANTS at head size d_k (lesson 07).
+
+    Returns {"scaling": ..., "qk_init": ...}: ``none_init`` is scaling "none" with
+    qk_init = d_k^(-1/4); every other variant is its own scaling with qk_init = 1.
+    """
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}; got {variant!r}")
+    d_k = positive_int(d_k, "d_k")
+    if variant == "none_init":
+        return {"scaling": "none", "qk_init": float(d_k) ** -0.25}
+    return {"scaling": variant, "qk_init": 1.0}
 
 
 def _check_scaling(scaling) -> str:
@@ -250,6 +273,32 @@ def _flat(x: np.ndarray) -> np.ndarray:
     return x.reshape(-1, x.shape[-1])
 
 
+def _backward_to_logits(params, x_q, x_kv, targets, scaling):
+    """Forward, loss, and the backward pass down to the logits Z (shared by the two below)."""
+    y, c = forward(params, x_q, x_kv, scaling)
+    t = _check_targets(targets, y.shape[:-1], y.shape[-1])
+    loss, dy = _cross_entropy(y, t)
+    a, v = c["A"], c["v"]
+    do = dy @ c["p"]["W_o"].T                                 # (B, L, d_v)
+    da = do @ np.swapaxes(v, -1, -2)                          # (B, L, S)
+    dv = np.swapaxes(a, -1, -2) @ do                          # (B, S, d_v)
+    dz = a * (da - (a * da).sum(axis=-1, keepdims=True))      # softmax backward
+    return y, c, t, loss, dy, dv, dz
+
+
+def logit_grads(params, x_q, x_kv, targets, scaling) -> tuple[np.ndarray, np.ndarray]:
+    """Gradients of the mean loss with respect to the logits Z and to the raw scores q·k (lesson 07).
+
+    x_q : (B, L, d_in), x_kv : (B, S, d_in), targets : (B, L).  Returns (dZ, dS), both
+    (B, L, S): dZ = ∂loss/∂Z and dS = ∂loss/∂(q·k) = c·dZ (c = 1, 1/√d_k or 1/d_k).
+    Not defined for QK-norm, whose logits are not a multiple of q·k.
+    """
+    if scaling == "qknorm":
+        raise ValueError("scaling='qknorm' has no single factor c between q·k and the logits")
+    _, cache, _, _, _, _, dz = _backward_to_logits(params, x_q, x_kv, targets, scaling)
+    return dz, cache["c"] * dz
+
+
 def loss_and_grads(params, x_q, x_kv, targets, scaling) -> tuple[float, dict, dict]:
     """Loss, gradients of every parameter, and attention statistics (lesson 07).
 
@@ -258,16 +307,9 @@ def loss_and_grads(params, x_q, x_kv, targets, scaling) -> tuple[float, dict, di
     ``scaling``; stats has ``max_logit`` (largest |Z| fed to softmax), ``entropy`` (mean
     attention entropy in nats), ``accuracy`` (fraction of argmax Y equal to targets).
     """
-    y, c = forward(params, x_q, x_kv, scaling)
-    p = c["p"]
-    t = _check_targets(targets, y.shape[:-1], y.shape[-1])
-    loss, dy = _cross_entropy(y, t)
-    a, v, o = c["A"], c["v"], c["O"]
+    y, c, t, loss, dy, dv, dz = _backward_to_logits(params, x_q, x_kv, targets, scaling)
+    p, a, o = c["p"], c["A"], c["O"]
     grads = {"W_o": _flat(o).T @ _flat(dy)}
-    do = dy @ p["W_o"].T                                      # (B, L, d_v)
-    da = do @ np.swapaxes(v, -1, -2)                          # (B, L, S)
-    dv = np.swapaxes(a, -1, -2) @ do                          # (B, S, d_v)
-    dz = a * (da - (a * da).sum(axis=-1, keepdims=True))      # softmax backward
     if scaling == "qknorm":
         grads["gain"] = np.array((dz * c["cos"]).sum())
         dqh = p["gain"] * (dz @ c["kh"])
@@ -293,23 +335,36 @@ def loss_and_grads(params, x_q, x_kv, targets, scaling) -> tuple[float, dict, di
 # ---------------------------------------------------------------------------
 
 
-class SGD:
-    """Plain gradient descent: θ ← θ − lr·g (lesson 07)."""
+def _check_lr_scale(lr_scale) -> dict:
+    if lr_scale is None:
+        return {}
+    if not isinstance(lr_scale, dict):
+        raise TypeError(f"lr_scale must be a dict {{parameter name: factor}} or None; got {type(lr_scale).__name__}")
+    return {name: positive_scalar(f, f"lr_scale[{name!r}]") for name, f in lr_scale.items()}
 
-    def __init__(self, lr):
+
+class SGD:
+    """Plain gradient descent: θ ← θ − lr·f·g, f = lr_scale.get(name, 1) (lesson 07)."""
+
+    def __init__(self, lr, lr_scale=None):
         self.lr = positive_scalar(lr, "lr")
+        self.lr_scale = _check_lr_scale(lr_scale)
 
     def step(self, params: dict, grads: dict) -> None:
         """Update ``params`` in place."""
         for name, g in grads.items():
-            params[name] = params[name] - self.lr * g
+            params[name] = params[name] - self.lr * self.lr_scale.get(name, 1.0) * g
 
 
 class Adam:
-    """Adam (Kingma & Ba 2015) with bias correction; updates params in place (lesson 07)."""
+    """Adam (Kingma & Ba 2015) with bias correction; updates params in place (lesson 07).
 
-    def __init__(self, lr, beta1=0.9, beta2=0.999, eps=1e-8):
+    lr_scale : optional {parameter name: factor}; that parameter's learning rate is lr·factor.
+    """
+
+    def __init__(self, lr, beta1=0.9, beta2=0.999, eps=1e-8, lr_scale=None):
         self.lr = positive_scalar(lr, "lr")
+        self.lr_scale = _check_lr_scale(lr_scale)
         for name, b in (("beta1", beta1), ("beta2", beta2)):
             if not 0 <= real_scalar(b, name) < 1:
                 raise ValueError(f"{name} must lie in [0, 1); got {b}")
@@ -326,7 +381,8 @@ class Adam:
             v = self.v[name] = b2 * self.v.get(name, 0.0) + (1 - b2) * g * g
             m_hat = m / (1 - b1**self.t)
             v_hat = v / (1 - b2**self.t)
-            params[name] = params[name] - self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
+            lr = self.lr * self.lr_scale.get(name, 1.0)
+            params[name] = params[name] - lr * m_hat / (np.sqrt(v_hat) + self.eps)
 
 
 # ---------------------------------------------------------------------------
@@ -335,14 +391,20 @@ class Adam:
 
 
 def train(task, scaling, d_k, lr, steps, rng, batch=32, n_pairs=16, d_v=None, optimizer="adam",
-          init_scale=1.0, qk_gain=None) -> dict:
+          init_scale=1.0, qk_gain=None, qk_init=1.0, qk_lr=1.0) -> dict:
     """Train one model on ``task`` and record curves (lesson 07).
 
     rng : Generator or int seed; it draws the initial weights first, then one fresh batch
         per step, so the same seed gives every scaling the same weights and data.
     d_k : the head size to build (the model itself reads d_k from W_q afterwards).
+    qk_init : multiplies the starting W_q and W_k (after they are drawn, so the same seed
+        gives the same directions).  qk_lr : multiplies the learning rate of W_q and W_k only.
+        With Adam, scaling "sqrt" equals scaling "none" with qk_init = qk_lr = d_k^(-1/4)
+        (up to Adam's eps): lesson 07 checks it.
     Returns a dict of float arrays of shape (steps,): loss, max_logit, entropy, accuracy,
-    each measured on the step's batch before the update; plus ``params``.
+    each measured on the step's batch before the update; plus ``params`` and ``diverged_at``:
+    -1, or the first step whose update made a weight infinite or NaN, or whose logits overflowed
+    the softmax (training stops there and the later entries of every curve are NaN).
     """
     if not isinstance(task, RecallTask):
         raise TypeError(f"task must be a RecallTask (from make_recall_task); got {type(task).__name__}")
@@ -352,18 +414,35 @@ def train(task, scaling, d_k, lr, steps, rng, batch=32, n_pairs=16, d_v=None, op
     if d_v is not None and not isinstance(d_v, numbers.Integral):
         raise TypeError(f"d_v must be an integer or None; got {type(d_v).__name__}")
     gen = rng_from(rng)
+    qk_init = positive_scalar(qk_init, "qk_init")
+    qk_lr = positive_scalar(qk_lr, "qk_lr")
     params = init_params(task.d_in, d_k, d_v or task.d_in, task.n_values, scaling, gen, init_scale, qk_gain)
-    opt = Adam(lr) if optimizer == "adam" else SGD(lr)
+    params["W_q"], params["W_k"] = qk_init * params["W_q"], qk_init * params["W_k"]
+    lr_scale = {"W_q": qk_lr, "W_k": qk_lr}
+    opt = Adam(lr, lr_scale=lr_scale) if optimizer == "adam" else SGD(lr, lr_scale=lr_scale)
     keys = ("loss", "max_logit", "entropy", "accuracy")
-    curves = {k: np.empty(steps) for k in keys}
+    curves = {k: np.full(steps, np.nan) for k in keys}
+    diverged_at = -1
     for i in range(steps):
         x_q, x_kv, t = task.sample(batch, n_pairs, gen)
-        loss, grads, stats = loss_and_grads(params, x_q, x_kv, t, scaling)
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):
+                loss, grads, stats = loss_and_grads(params, x_q, x_kv, t, scaling)
+        except ValueError:  # finite weights, but logits so large that the softmax overflowed
+            if i == 0:
+                raise
+            diverged_at = i
+            break
         curves["loss"][i] = loss
         for k in keys[1:]:
             curves[k][i] = stats[k]
-        opt.step(params, grads)
+        with np.errstate(over="ignore", invalid="ignore"):
+            opt.step(params, grads)
+        if not all(np.isfinite(w).all() for w in params.values()):
+            diverged_at = i
+            break
     curves["params"] = params
+    curves["diverged_at"] = diverged_at
     return curves
 
 
@@ -383,22 +462,26 @@ def window_means(x, window) -> np.ndarray:
     return arr.reshape(*arr.shape[:-1], arr.shape[-1] // w, w).mean(axis=-1)
 
 
-def sweep(task, scalings, d_ks, lrs, seeds, steps, window=1, **train_kwargs) -> dict:
-    """Train every (scaling, d_k, lr, seed) combination with the same seeds (lesson 07).
+def sweep(task, variants, d_ks, lrs, seeds, steps, window=1, **train_kwargs) -> dict:
+    """Train every (variant, d_k, lr, seed) combination with the same seeds (lesson 07).
 
+    variants : names from VARIANTS (the four SCALINGS and the control ``none_init``).
     Returns a dict with
-      curves : (n_scalings, n_d_k, n_lr, n_seeds, 4, steps // window) float64, the
+      curves : (n_variants, n_d_k, n_lr, n_seeds, 4, steps // window) float64, the
                CURVE_KEYS averaged over blocks of ``window`` steps;
-      first  : (n_scalings, n_d_k, n_lr, n_seeds, 4), the same quantities at step 0 (init).
+      first  : (n_variants, n_d_k, n_lr, n_seeds, 4), the same quantities at step 0 (init).
     """
-    scalings = [_check_scaling(s) for s in scalings]
-    shape = (len(scalings), len(d_ks), len(lrs), len(seeds))
+    variants = list(variants)
+    for v in variants:
+        variant_settings(v, 1)  # a clear error for an unknown name before any training
+    shape = (len(variants), len(d_ks), len(lrs), len(seeds))
     steps = positive_int(steps, "steps")
     curves = np.empty((*shape, len(CURVE_KEYS), steps // positive_int(window, "window")))
     first = np.empty((*shape, len(CURVE_KEYS)))
     for idx in np.ndindex(shape):
         i, j, k, s = idx
-        run = train(task, scalings[i], d_ks[j], lrs[k], steps, seeds[s], **train_kwargs)
+        run = train(task, d_k=d_ks[j], lr=lrs[k], steps=steps, rng=seeds[s], **variant_settings(variants[i], d_ks[j]),
+                    **train_kwargs)
         stacked = np.stack([run[key] for key in CURVE_KEYS])
         curves[idx] = window_means(stacked, window)
         first[idx] = stacked[:, 0]

@@ -11,19 +11,23 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from notebook_calls import self_checks
 
 from attnlib import scaled_dot_product_attention
 from attnlib.train import (
     CURVE_KEYS,
     SCALINGS,
     SGD,
+    VARIANTS,
     Adam,
     forward,
     init_params,
+    logit_grads,
     loss_and_grads,
     make_recall_task,
     sweep,
     train,
+    variant_settings,
     window_means,
 )
 
@@ -167,6 +171,54 @@ def test_adam_matches_a_hand_computation_over_two_steps():
     np.testing.assert_allclose(p["w"], -0.01 - 0.01 * m / np.sqrt(v), rtol=1e-12)
 
 
+def test_lr_scale_changes_only_the_named_parameters():
+    p = {"a": np.array(1.0), "b": np.array(1.0)}
+    Adam(0.1, lr_scale={"a": 0.25}).step(p, {"a": np.array(2.0), "b": np.array(2.0)})
+    np.testing.assert_allclose([p["a"], p["b"]], [1 - 0.025, 1 - 0.1], rtol=1e-6)
+    q = {"a": np.array(1.0), "b": np.array(1.0)}
+    SGD(0.1, lr_scale={"b": 3.0}).step(q, {"a": np.array(2.0), "b": np.array(2.0)})
+    np.testing.assert_allclose([q["a"], q["b"]], [0.8, 0.4])
+
+
+@pytest.mark.parametrize("d_k", [4, 16])
+def test_adam_sqrt_scaling_equals_unscaled_with_rescaled_start_and_qk_learning_rate(d_k):
+    # W' = a·W with a = d_k^(-1/4) makes Q'K'ᵀ = QKᵀ/√d_k; the gradient of W' is g/a, Adam's
+    # step ignores that factor, so W' must move a times as far: learning rate a·lr for W_q, W_k.
+    task = make_recall_task(8, 5, 6, 0)
+    a = d_k ** -0.25
+    ref = train(task, "sqrt", d_k, 1e-2, 60, 4, batch=8, n_pairs=4)
+    same = train(task, "none", d_k, 1e-2, 60, 4, batch=8, n_pairs=4, qk_init=a, qk_lr=a)
+    init_only = train(task, "none", d_k, 1e-2, 60, 4, batch=8, n_pairs=4, qk_init=a)
+    np.testing.assert_allclose(same["loss"], ref["loss"], rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(same["params"]["W_q"], a * ref["params"]["W_q"], rtol=1e-4, atol=1e-8)
+    assert init_only["loss"][0] == pytest.approx(ref["loss"][0], rel=1e-12)  # same start …
+    assert np.abs(init_only["loss"] - ref["loss"]).max() > 1e-3               # … different run
+
+
+def test_variant_settings_and_unknown_variant():
+    assert variant_settings("sqrt", 256) == {"scaling": "sqrt", "qk_init": 1.0}
+    assert variant_settings("none_init", 256) == {"scaling": "none", "qk_init": 0.25}
+    assert set(SCALINGS) < set(VARIANTS)
+    with pytest.raises(ValueError, match="variant"):
+        variant_settings("none_inti", 16)
+
+
+@pytest.mark.parametrize("scaling", ["none", "sqrt", "linear"])
+def test_logit_grads_match_central_differences(scaling):
+    x_q, x_kv, t = small_batch()
+    p = init_params(6, 7, 5, 5, scaling, 3)
+    dz, ds = logit_grads(p, x_q, x_kv, t, scaling)
+    c = {"none": 1.0, "sqrt": 7 ** -0.5, "linear": 1 / 7}[scaling]
+    np.testing.assert_allclose(ds, c * dz, rtol=1e-12)
+    # perturb one logit through W_q: dL/dW_q = Σ x_q ⊗ (dZ·K)·c must equal the full backward pass
+    _, grads, _ = loss_and_grads(p, x_q, x_kv, t, scaling)
+    k = x_kv @ p["W_k"]
+    dq = ds @ k
+    np.testing.assert_allclose(x_q.reshape(-1, 6).T @ dq.reshape(-1, 7), grads["W_q"], rtol=1e-10, atol=1e-14)
+    with pytest.raises(ValueError, match="qknorm"):
+        logit_grads(init_params(6, 7, 5, 5, "qknorm", 3), x_q, x_kv, t, "qknorm")
+
+
 @pytest.mark.parametrize("scaling", SCALINGS)
 @pytest.mark.parametrize("optimizer, lr", [("adam", 1e-2), ("sgd", 0.5)])
 def test_loss_falls_on_a_trivially_learnable_case(scaling, optimizer, lr):
@@ -188,6 +240,17 @@ def test_same_seed_gives_same_weights_to_every_scaling_and_same_run_twice():
         np.testing.assert_array_equal(a[key], b[key])
 
 
+def test_a_diverging_run_stops_and_marks_the_rest_nan():
+    task = make_recall_task(8, 5, 6, 0)
+    ok = train(task, "sqrt", 4, 1e-2, 20, 3, batch=4, n_pairs=3)
+    assert ok["diverged_at"] == -1 and np.isfinite(ok["loss"]).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        bad = train(task, "none", 64, 1e12, 20, 3, batch=4, n_pairs=3, optimizer="sgd", init_scale=10.0)
+    assert 0 <= bad["diverged_at"] < 19
+    assert np.isnan(bad["loss"][bad["diverged_at"] + 1:]).all()
+
+
 def test_sample_positions_point_at_the_answer():
     task = make_recall_task(10, 7, 6, 0)
     x_q, x_kv, t, pos = task.sample(50, 5, 2, return_positions=True)
@@ -198,9 +261,15 @@ def test_sample_positions_point_at_the_answer():
 
 def test_sweep_shapes_and_window_means():
     task = make_recall_task(8, 5, 6, 0)
-    out = sweep(task, ["none", "qknorm"], [4, 8], [1e-2], [1, 2], steps=10, window=5, batch=4, n_pairs=3)
-    assert out["curves"].shape == (2, 2, 1, 2, len(CURVE_KEYS), 2)
-    assert out["first"].shape == (2, 2, 1, 2, len(CURVE_KEYS))
+    out = sweep(task, ["none", "qknorm", "none_init"], [4, 8], [1e-2], [1, 2], steps=10, window=5, batch=4, n_pairs=3)
+    assert out["curves"].shape == (3, 2, 1, 2, len(CURVE_KEYS), 2)
+    assert out["first"].shape == (3, 2, 1, 2, len(CURVE_KEYS))
+    # the control starts from the unscaled weights ×d_k^(-1/4): its first logits are those of ÷√d_k
+    ctrl = train(task, **variant_settings("none_init", 8), d_k=8, lr=1e-2, steps=1, rng=1, batch=4, n_pairs=3)
+    ref = train(task, "sqrt", 8, 1e-2, 1, 1, batch=4, n_pairs=3)
+    assert ctrl["max_logit"][0] == pytest.approx(ref["max_logit"][0], rel=1e-12)
+    assert out["first"][2, 1, 0, 0, 1] == pytest.approx(ref["max_logit"][0], rel=1e-12)  # the sweep applies it
+    assert out["first"][0, 1, 0, 0, 1] == pytest.approx(np.sqrt(8) * ref["max_logit"][0], rel=1e-12)
     np.testing.assert_allclose(window_means(np.arange(6.0), 3), [1.0, 4.0])
 
 
@@ -230,6 +299,11 @@ def test_bad_inputs_raise_errors_that_name_the_argument():
         (lambda: Adam(-1e-3), ValueError, "lr"),
         (lambda: Adam(1e-3, beta1=1.0), ValueError, "beta1"),
         (lambda: SGD("fast"), TypeError, "lr"),
+        (lambda: Adam(1e-3, lr_scale=[0.5]), TypeError, "lr_scale"),
+        (lambda: Adam(1e-3, lr_scale={"W_q": 0.0}), ValueError, "lr_scale"),
+        (lambda: train(task, "sqrt", 4, 1e-2, 5, 0, qk_init=-1.0), ValueError, "qk_init"),
+        (lambda: train(task, "sqrt", 4, 1e-2, 5, 0, qk_lr=0.0), ValueError, "qk_lr"),
+        (lambda: sweep(task, ["sqrt", "sqrtt"], [4], [1e-2], [0], 5), ValueError, "variant"),
         (lambda: task.sample(4, 9, 0), ValueError, "n_pairs"),
         (lambda: train("task", "sqrt", 4, 1e-2, 5, 0), TypeError, "task"),
         (lambda: train(task, "sqrt", 4, 1e-2, 5, 0, optimizer="lbfgs"), ValueError, "optimizer"),
@@ -253,13 +327,13 @@ def load_sweep():
 def test_sweep_file_matches_the_code_that_made_it():
     data, c = load_sweep()
     curves = data["curves"]
-    assert curves.shape == (len(c["scalings"]), len(c["d_ks"]), len(c["lrs"]), len(c["seeds"]),
+    assert curves.shape == (len(c["variants"]), len(c["d_ks"]), len(c["lrs"]), len(c["seeds"]),
                             len(CURVE_KEYS), c["steps"] // c["window"])
     assert list(data["curve_keys"]) == list(CURVE_KEYS)
     t = c["task"]
     task = make_recall_task(t["n_keys"], t["n_values"], t["d_in"], t["seed"])
     # the cheapest cell: d_k = 16, largest lr, first seed, ÷√d_k
-    i, j, k = c["scalings"].index("sqrt"), 0, len(c["lrs"]) - 1
+    i, j, k = c["variants"].index("sqrt"), 0, len(c["lrs"]) - 1
     run = train(task, "sqrt", c["d_ks"][j], c["lrs"][k], c["steps"], c["seeds"][0], **c["train"])
     stacked = window_means(np.stack([run[key] for key in CURVE_KEYS]), c["window"])
     np.testing.assert_allclose(curves[i, j, k, 0], stacked, rtol=1e-5, atol=1e-6)
@@ -273,7 +347,7 @@ def test_training_browser_at_slider_extremes_without_warnings():
     steps = (np.arange(curves.shape[-1]) + 0.5) * c["window"]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        view = training_browser(steps, curves, c["scalings"], c["d_ks"], c["lrs"], uniform_entropy=np.log(8))
+        view = training_browser(steps, curves, c["variants"], c["d_ks"], c["lrs"], uniform_entropy=np.log(8))
         for d_k in (c["d_ks"][0], c["d_ks"][-1]):
             for lr in (c["lrs"][0], c["lrs"][-1]):
                 view.sliders["d_k"].value = d_k
@@ -281,7 +355,7 @@ def test_training_browser_at_slider_extremes_without_warnings():
                 fig = view.last_figure
                 j, k = c["d_ks"].index(d_k), c["lrs"].index(lr)
                 loss_lines = fig.axes[0].get_lines()
-                assert len(loss_lines) == len(c["scalings"])
+                assert len(loss_lines) == len(c["variants"])
                 np.testing.assert_allclose(loss_lines[0].get_ydata(), curves[0, j, k, 0])
                 assert f"d_k = {d_k}" in fig.get_suptitle()
 
@@ -294,7 +368,21 @@ def test_static_figures_have_one_panel_per_setting():
     steps = np.arange(curves.shape[-1])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        fig = plots.training_grid(steps, curves, c["scalings"], c["d_ks"], c["lrs"])
+        fig = plots.training_grid(steps, curves, c["variants"], c["d_ks"], c["lrs"])
         assert len([a for a in fig.axes if a.get_visible()]) == len(c["d_ks"]) * len(c["lrs"])
-        fig2 = plots.best_final_loss(c["d_ks"], curves[:, :, 0, 0, -1], c["scalings"])
-        assert len(fig2.axes[0].get_lines()) == len(c["scalings"])
+        fig2 = plots.best_final_loss(c["d_ks"], curves[:, :, 0, 0, -1], c["variants"])
+        assert len(fig2.axes[0].get_lines()) == len(c["variants"])
+        styles = {line.get_label(): line.get_linestyle() for line in fig2.axes[0].get_lines()}
+        assert styles[plots.SCALING_LABELS["none_init"]] == "--" and styles[plots.SCALING_LABELS["sqrt"]] == "-"
+
+
+def test_self_check_answers_lesson_07():
+    (k1, num), (k2, choice) = self_checks("07-tiny-training-run.ipynb")
+    assert k1 == "numeric_check" and num["answer"] == pytest.approx(np.sqrt(64))
+    assert k2 == "choice_check" and "d_k^(−1/4)" in choice["options"][choice["correct"]]
+    # the answer the choice names is the identity: same run, up to Adam's eps
+    task = make_recall_task(8, 5, 6, 0)
+    a = 64 ** -0.25
+    ref = train(task, "sqrt", 64, 1e-2, 30, 2, batch=8, n_pairs=4)
+    twin = train(task, "none", 64, 1e-2, 30, 2, batch=8, n_pairs=4, qk_init=a, qk_lr=a)
+    np.testing.assert_allclose(twin["loss"], ref["loss"], rtol=1e-5)
