@@ -659,26 +659,30 @@ def _hypotheses(p):
     if p.get("H") and p["H"] > 1:
         yield "sqrt_d_model", "1/√d_model", (p["H"] * d) ** -0.5
         yield "sqrt_d_model", "1/d_model", 1.0 / (p["H"] * d)
-    for axis, label in (("L", "L (number of queries)"), ("S", "S (number of keys)"), ("d_v", "d_v (value width)"),
-                        ("B", "the batch size"), ("H", "the number of heads")):
+    for axis in _AXIS_WORDS:
         n = p.get(axis)
         if n and n > 1:
-            yield "wrong_axis", f"1/√{label}", n**-0.5
-            yield "wrong_axis", f"1/{label}", 1.0 / n
+            yield "wrong_axis", f"1/√{axis}", n**-0.5
+            yield "wrong_axis", f"1/{axis}", 1.0 / n
+
+
+_AXIS_WORDS = {"L": "the number of queries L", "S": "the number of keys S", "d_v": "the value width d_v",
+               "B": "the batch size B", "H": "the number of heads H"}
 
 
 def _match_scale(probes):
     """The diagnosis whose factor fits every probe's measured c, with its label."""
     tables = [{label: factor for _, label, factor in _hypotheses(p)} for p in probes]
-    for diag, label, _ in _hypotheses(probes[0]):
-        if all(label in t and _close(p["c"], t[label]) for p, t in zip(probes, tables, strict=True)):
-            return diag, label
+    fits = [(diag, label) for diag, label, _ in _hypotheses(probes[0])
+            if all(label in t and _close(p["c"], t[label]) for p, t in zip(probes, tables, strict=True))]
+    if fits:
+        return fits[0][0], fits[0][1], [f for f in fits[1:] if f[0] != fits[0][0]]
     cs = [p["c"] for p in probes]
     if _close(cs, cs[0]) and len({p["d_k"] for p in probes}) > 1:
         n = cs[0] ** -2
         if n >= 2 and abs(n - round(n)) <= 1e-3 * n:
-            return "sqrt_d_model", f"1/√{round(n)} at every head size"
-    return "wrong_scale", None
+            return "sqrt_d_model", f"1/√{round(n)} at every head size", []
+    return "wrong_scale", None, []
 
 
 def _formula(p, value) -> str:
@@ -722,7 +726,11 @@ def _verdict(probes, notes, caller) -> AttentionReport:
         if why:
             return AttentionReport("not_attention", why, scale, probes, notes)
     # 2. where the scale sits
-    logit_diag, label = _match_scale(probes)
+    logit_diag, label, also = _match_scale(probes)
+    if also:
+        notes.append("at these sizes the measured factor also equals " + " and ".join(
+            f"{lab} ({diag})" for diag, lab in also) + ": probe more sizes (pass a layer's class, or other shapes) "
+            "to tell them apart")
     logit_words = _logit_words(logit_diag, label, probes)
     row_sums = [p["row_sum"] for p in probes]
     out_factors = [p["out_factor"] for p in probes]
@@ -752,7 +760,8 @@ def _verdict(probes, notes, caller) -> AttentionReport:
                + "), the weights' rows sum to 1 and the output is weights @ v.")
         return AttentionReport("ok", msg, scale, probes, notes)
     msg = _bug_message(logit_diag, label, probes)
-    return AttentionReport(logit_diag, msg, scale, probes, notes)
+    return AttentionReport(logit_diag, msg, scale, probes, notes,
+                           candidates=(logit_diag, *(d for d, _ in also)) if also else ())
 
 
 def _unique_dk(probes):
@@ -806,9 +815,10 @@ def _bug_message(diag, label, probes) -> str:
         return (f"your scale is {_fmt(c)} = {label.split(' at')[0]} at every head size probed (d_k = {every}): a fixed "
                 f"width such as d_model, not d_k taken from the arrays (lesson 04).")
     if diag == "wrong_axis":
-        name = label.split("1/", 1)[1].lstrip("√")
-        return (f"your scale is {at}: that is {label}, so d was taken from the wrong axis ({name}), not from "
-                f"d_k = q.shape[-1]. The factor changes with the sequence or batch, not with the head size.")
+        axis = label.split("1/", 1)[1].lstrip("√")
+        return (f"your scale is {at}: that is {label} with {_AXIS_WORDS[axis]} = {ex[axis]}, so d was taken from "
+                f"the wrong axis, not from d_k = q.shape[-1]. The factor changes with the sequence, batch or head "
+                f"count, not with the head size.")
     cs = "; ".join(_scale_text(p) + f" (1/√d_k = {_fmt(p['d_k'] ** -0.5)})" for p in _unique_dk(probes))
     return f"your weights are a softmax of c·q·kᵀ, but c = {cs}, which matches none of the known bugs."
 
