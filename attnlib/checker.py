@@ -244,7 +244,7 @@ class _FunctionCaller:
         self.backend = backend  # "numpy" or "torch"
         self.takes_mask = _takes_mask(fn)
         self.needs_mask = self.takes_mask and _mask_required(fn)
-        self.open_mask = True  # the mask value that opens every key (False for a True = blocked function)
+        self.open_form = "bool"  # how an all-open mask is written for a function that requires one
         self.ndim = None  # decided by the first successful call
 
     def _convert(self, arr):
@@ -257,7 +257,7 @@ class _FunctionCaller:
         if track and self.backend == "numpy":
             args[2] = np.asarray(v).view(_TrackedValues)
         if mask is None and self.needs_mask:  # a required mask: every key open
-            mask = np.full(q.shape[:-1] + (k.shape[-2],), self.open_mask)
+            mask = _mask_in_form(np.ones(q.shape[:-1] + (k.shape[-2],), dtype=bool), self.open_form, q.dtype)
         if mask is not None:
             args.append(self._convert(mask))
         try:
@@ -577,16 +577,18 @@ def _first_working_call(fn, shapes, backend, gen):
         for ndim in (4, 3, 2):
             gen.bit_generator.state = state
             q, k, v = _probe_arrays(gen, shapes[0], ndim)
-            try:
-                result = caller.call(q, k, v)
-                if caller.needs_mask and _looks_blocked(result, k.shape[-2]):
-                    caller.open_mask = False  # all-True blocked every key: try the other convention
+            result = None
+            for form in _MASK_FORMS if caller.needs_mask else ["bool"]:
+                caller.open_form = form
+                try:
                     result = caller.call(q, k, v)
-                    if _looks_blocked(result, k.shape[-2]):
-                        caller.open_mask = True
-                        result = caller.call(q, k, v)
-            except _Unusable as err:
-                first_error = first_error or err
+                except _Unusable as err:
+                    first_error = first_error or err
+                    result = None
+                    continue
+                if not caller.needs_mask or not _looks_blocked(result, k.shape[-2]):
+                    break
+            if result is None:
                 continue
             caller.ndim = ndim
             return caller, (q, k, v, result)
@@ -861,6 +863,24 @@ def _row_kind(row) -> str:
     return "other"
 
 
+_MASK_FORMS = {
+    "bool": "booleans, True = may attend",
+    "bool_blocked": "booleans with True = blocked (nn.MultiheadAttention's convention)",
+    "float01": "numbers, 1 = may attend and 0 = blocked",
+    "additive": "numbers added to the logits (0 = may attend, -inf = blocked)",
+}
+
+
+def _mask_in_form(allow, form, dtype):
+    if form == "bool":
+        return allow
+    if form == "bool_blocked":
+        return ~allow
+    if form == "float01":
+        return allow.astype(dtype)
+    return np.where(allow, 0.0, -np.inf).astype(dtype)
+
+
 def _check_mask(caller, shape, probes, gen, notes):
     """Float32 then float16 calls with a partly masked row, a fully masked row and open rows."""
     B, H, L, S, d_k, d_v = shape
@@ -888,34 +908,36 @@ def _check_mask(caller, shape, probes, gen, notes):
         allow[..., i, i % (S - 1) + 1:] = False  # causal-like rows (key 0 always open)
     partial = np.ones(L, dtype=bool)
     partial[1] = False
-    mask_arg = allow  # what fn is given; allow stays "may attend"
-    try:
-        w32 = _mask_weights(caller, q.astype(np.float32), k.astype(np.float32), v.astype(np.float32), allow, S, t)
-    except _Unusable as err:
-        notes.append(f"calling your function with a mask failed ({err}); masking was not checked")
-        return None
-    leak32 = float(np.where(allow, 0.0, np.nan_to_num(w32, nan=1.0))[..., partial, :].max())
-    if leak32 > 1e-3:
-        # the other convention (True = blocked)?
+    # Try the mask conventions in turn (allow stays "may attend"); keep the first that blocks in float32.
+    q32, k32, v32 = (a.astype(np.float32) for a in (q, k, v))
+    leaks, errors, form, w32 = [], [], None, None
+    for candidate in _MASK_FORMS:
         try:
-            w_inv = _mask_weights(caller, q.astype(np.float32), k.astype(np.float32), v.astype(np.float32), ~allow, S, t)
-        except _Unusable:
-            w_inv = None
-        if w_inv is not None and \
-                float(np.where(allow, 0.0, np.nan_to_num(w_inv, nan=1.0))[..., partial, :].max()) < 1e-3:
-            notes.append("your function reads the mask as True = blocked (nn.MultiheadAttention's convention); "
-                         "it was checked with that convention")
-            mask_arg, w32 = ~allow, w_inv
-        else:
-            return AttentionReport(
-                "mask_overflow", f"masked keys keep weight up to {_fmt(leak32)} in float32: the mask is not applied, "
-                "or its fill value is too small to block a key (a boolean mask here is True = may attend)",
-                _scale_dict(probes), probes, notes)
+            w = _mask_weights(caller, q32, k32, v32, _mask_in_form(allow, candidate, np.float32), S, t)
+        except _Unusable as err:
+            errors.append(str(err))
+            continue
+        leak = float(np.where(allow, 0.0, np.nan_to_num(w, nan=1.0))[..., partial, :].max())
+        leaks.append(leak)
+        if leak <= 1e-3:
+            form, w32 = candidate, w
+            break
+    if form is None and not leaks:
+        notes.append(f"calling your function with a mask failed ({errors[0]}); masking was not checked")
+        return None
+    if form is None:
+        return AttentionReport(
+            "mask_overflow", f"masked keys keep weight (at least {_fmt(min(leaks))}) in float32 whichever mask "
+            "convention is passed (boolean True = may attend or True = blocked, 1/0 numbers, or 0/-inf added): "
+            "the mask is not applied, or its fill value is too small to block a key",
+            _scale_dict(probes), probes, notes)
+    if form != "bool":
+        notes.append(f"your function reads the mask as {_MASK_FORMS[form]}; it was checked with that convention")
     full_rows = [i for i in range(L) if not partial[i]]
     kind32 = {_row_kind(w32[(0,) * len(lead) + (i,)]) for i in full_rows}
     f16 = tuple(a.astype(np.float16) for a in (q, k, v))
     try:
-        w16 = _mask_weights(caller, *f16, mask_arg, S, t)
+        w16 = _mask_weights(caller, *f16, _mask_in_form(allow, form, np.float16), S, t)
     except _Unusable as err:
         text = str(err)
         if "not implemented for 'Half'" in text:

@@ -490,6 +490,13 @@ def test_torch_implementations():
     assert check_attention(F.scaled_dot_product_attention).ok
     assert check_attention(t_sqrt_d_model).diagnosis == "sqrt_d_model"
     assert check_attention(t_mask_1e9).diagnosis == "mask_overflow"
+
+    def t_mask_numbers(q, k, v, mask):  # 1 = attend, 0 = pad (a bool tensor cannot be subtracted in torch)
+        s = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+        return torch.softmax(s + (1.0 - mask) * -1e9, dim=-1) @ v
+
+    r = check_attention(t_mask_numbers)
+    assert r.diagnosis == "mask_overflow" and any("1 = may attend" in n for n in r.notes), r
     r = check_attention(t_values)  # output only, torch: the two placements cannot be told apart
     assert r.diagnosis in ("scaled_values", "scale_after_softmax")
     assert set(r.candidates) == {"scaled_values", "scale_after_softmax"} and "both fit" in r.message
@@ -499,3 +506,20 @@ def test_torch_implementations():
         assert check_attention(layer).ok
         if before is not None:
             assert torch.equal(before, layer.in_proj_weight.detach())
+
+
+def mask_numbers_1e9(q, k, v, mask):  # (1 - mask) * -1e9 added in the logits' dtype: 0 * -inf = NaN in float16
+    s = q @ kt(k) / math.sqrt(q.shape[-1])
+    return sm(s + (1 - mask.astype(s.dtype)) * -1e9) @ v
+
+
+def mask_additive(q, k, v, mask=None):  # a float mask added to the logits, as torch SDPA's float masks
+    s = q @ kt(k) / math.sqrt(q.shape[-1])
+    return sm(s if mask is None else s + mask) @ v
+
+
+def test_other_mask_conventions():
+    r = check_attention(mask_numbers_1e9)
+    assert r.diagnosis == "mask_overflow" and "open keys turn NaN" in r.message
+    r = check_attention(mask_additive)
+    assert r.ok and any("added to the logits" in n for n in r.notes)
