@@ -77,16 +77,18 @@ Diagnoses (``AttentionReport.diagnosis``), in the order they are decided
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import math
 import numbers
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ._check import rng_from
 
-__all__ = ["check_attention", "AttentionReport", "DIAGNOSES"]
+__all__ = ["check_attention", "AttentionReport", "DIAGNOSES", "log_weight_points"]
 
 DIAGNOSES = {
     "ok": "logits scaled by 1/√d_k, weights sum to 1, output = weights @ v",
@@ -200,6 +202,14 @@ def _to_numpy(x, what: str) -> np.ndarray:
     return arr.astype(np.float64) if arr.dtype.kind in "iu" else arr
 
 
+@contextlib.contextmanager
+def _quiet():
+    """Silence warnings raised inside the learner's code (float16 overflow, ...): the report says what matters."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        yield
+
+
 def _describe_exception(err: BaseException) -> str:
     text = str(err).strip().splitlines()[0] if str(err).strip() else ""
     return f"{type(err).__name__}: {text[:200]}" if text else type(err).__name__
@@ -261,7 +271,8 @@ class _FunctionCaller:
         if mask is not None:
             args.append(self._convert(mask))
         try:
-            result = self.fn(*args)
+            with _quiet():
+                result = self.fn(*args)
         except Exception as err:  # noqa: BLE001 (any failure of the learner's code becomes a report)
             raise _Unusable(f"your function raised {_describe_exception(err)}") from None
         return _split_result(result, q.shape[:-1] + (v.shape[-1],), q.shape[:-1] + (k.shape[-2],))
@@ -368,11 +379,12 @@ class _ModuleCaller:
         if torch is not None and isinstance(self.layer, torch.nn.MultiheadAttention):
             kwargs = {"need_weights": True, "average_attn_weights": False}
         try:
-            if torch is not None:
-                with torch.no_grad():
+            with _quiet():
+                if torch is not None:
+                    with torch.no_grad():
+                        result = self.layer(*args, **kwargs)
+                else:
                     result = self.layer(*args, **kwargs)
-            else:
-                result = self.layer(*args, **kwargs)
         except Exception as err:  # noqa: BLE001
             raise _Unusable(f"your layer raised {_describe_exception(err)}") from None
         B, L, S = query.shape[0], query.shape[1], key.shape[1]
@@ -452,6 +464,27 @@ def _fit_scale(z: np.ndarray, w: np.ndarray, tiny: float = _TINY):
     tot = sum(float((lc**2).sum()) for _, lc in rows)
     rel = math.sqrt(res / tot) if tot > 0 else 0.0
     return c, rel, len(rows)
+
+
+def log_weight_points(q, k, weights):
+    """Row-centred (q·k, log weight) pairs and their least-squares slope c (lesson 09).
+
+    q : (..., L, d_k), k : (..., S, d_k), weights : (..., L, S) with positive entries.
+    For weights = softmax(c·q·kᵀ) the points lie on the line y = c·x; the slope is the
+    factor ``check_attention`` reports. Returns (x (n,), y (n,), c).
+    """
+    q, k, w = (np.asarray(a, dtype=np.float64) for a in (q, k, weights))
+    if q.ndim < 2 or k.ndim < 2 or q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"q (..., L, d_k) and k (..., S, d_k) must share d_k; got q {q.shape}, k {k.shape}")
+    z = q @ np.swapaxes(k, -1, -2)
+    if w.shape != z.shape:
+        raise ValueError(f"weights must have shape (..., L, S) = {z.shape}; got {w.shape}")
+    if not np.all(w > 0):
+        raise ValueError("weights must be positive (a log is taken); got zeros or negative entries")
+    lw = np.log(w)
+    x = (z - z.mean(-1, keepdims=True)).ravel()
+    y = (lw - lw.mean(-1, keepdims=True)).ravel()
+    return x, y, float(x @ y / (x @ x))
 
 
 def _probe_arrays(rng, shape: tuple, ndim: int):
@@ -628,6 +661,8 @@ def _check_function(fn, shapes, backend, gen) -> AttentionReport:
         mask_report = _check_mask(caller, shapes[1] if len(shapes) > 1 else shapes[0], probes, gen, notes)
         if mask_report is not None and report.ok:
             return mask_report
+        if mask_report is not None:
+            notes.append(f"the mask has a bug too ({mask_report.diagnosis}): {mask_report.message}")
     elif not caller.takes_mask:
         notes.append("your function takes no mask, so masking was not checked")
     return report
@@ -961,9 +996,12 @@ def _check_mask(caller, shape, probes, gen, notes):
     kind16 = {_row_kind(w16[(0,) * len(lead) + (i,)]) for i in full_rows}
     if full_rows and kind16 != kind32:
         got16, got32 = "/".join(sorted(kind16)), "/".join(sorted(kind32))
-        how = ("-1e9 (or any finite fill below -65504) becomes -inf in float16, and a softmax over a row of -inf is "
-               "NaN" if "NaN" in kind16 else
-               "finfo(float16).min plus a logit below -16 overflows to -inf, so the row's weight lands on a few keys")
+        if kind32 == {"uniform"} and kind16 <= {"NaN", "zeros"}:
+            how = ("-1e9 (or any finite fill below -65504, float16's largest negative) becomes -inf in float16, and "
+                   "a softmax over a row of -inf is NaN (or zeros if your softmax guards it)")
+        else:
+            how = ("finfo(float16).min plus a logit below -16 overflows to -inf, so the row's weight lands on the "
+                   "few keys whose sum stayed finite")
         return AttentionReport("mask_overflow", f"a query whose keys are all masked gets {got16} weights in float16 "
                                f"but {got32} in float32: {how}. Mask with -inf (or a boolean where) and give fully "
                                "masked rows zeros, or compute the softmax in float32.",
