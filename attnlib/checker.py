@@ -81,6 +81,7 @@ import contextlib
 import inspect
 import math
 import numbers
+import sys
 import warnings
 from dataclasses import dataclass, field
 
@@ -169,6 +170,13 @@ def _close(a, b, rel=_REL) -> bool:
 
 
 # ------------------------------------------------------------------ conversions at the boundary
+
+
+def _torch_installed() -> bool:
+    """Whether torch could be imported, without importing it (that takes seconds)."""
+    import importlib.util  # noqa: PLC0415
+
+    return "torch" in sys.modules or importlib.util.find_spec("torch") is not None
 
 
 def _torch():
@@ -556,7 +564,7 @@ def check_attention(fn, *, shapes=None, backend="auto", rng=0) -> AttentionRepor
         raise TypeError(f"fn must be a callable (your attention function or layer); got {type(fn).__name__}")
     if backend not in ("auto", "numpy", "torch"):
         raise ValueError(f"backend must be 'auto', 'numpy' or 'torch'; got {backend!r}")
-    if backend == "torch" and _torch() is None:
+    if backend == "torch" and not _torch_installed():
         raise ValueError("backend='torch' needs torch installed (pip install torch==2.13.0)")
     shapes = _check_shapes(shapes)
     gen = rng_from(rng)
@@ -601,7 +609,7 @@ def _is_layer(fn) -> bool:
 def _first_working_call(fn, shapes, backend, gen):
     """Pick backend and the largest ndim (4, 3, 2) at which fn runs; return caller + first probe."""
     backends = ["numpy", "torch"] if backend == "auto" else [backend]
-    if backend == "auto" and _torch() is None:
+    if backend == "auto" and not _torch_installed():
         backends = ["numpy"]
     first_error = None
     state = gen.bit_generator.state
@@ -820,10 +828,12 @@ def _post_text(probes, key) -> str:
 def _logit_words(diag, label, probes) -> str:
     cs = "; ".join(_scale_text(p) for p in _unique_dk(probes))
     if diag == "ok":
-        return f"1/√d_k ({cs}), which is right"
+        return f"1/√d_k, which is right ({cs})"
+    if diag == "no_scale":
+        return "1: not at all"
     if diag == "wrong_scale":
         return f"a factor that matches no known bug ({cs})"
-    return f"{label} ({cs}): {DIAGNOSES[diag]}"
+    return f"{label} ({cs}), which is {diag}"
 
 
 def _bug_message(diag, label, probes) -> str:
