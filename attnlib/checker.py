@@ -153,7 +153,8 @@ class AttentionReport:
         if rows:
             text += "\n\n| d_k | heads | L | S | measured c | 1/√d_k |\n|---:|---:|---:|---:|---:|---:|\n"
             text += "\n".join(
-                f"| {p['d_k']} | {p.get('H') or '-'} | {p['L']} | {p['S']} | {_fmt(p['c'])} | {_fmt(p['d_k'] ** -0.5)} |"
+                f"| {p['d_k']} | {p.get('H') or '-'} | {p['L']} | {p['S']} | {_fmt(p['c'])} "
+                f"| {_fmt(p['d_k'] ** -0.5)} |"
                 for p in rows)
         if self.notes:
             text += "\n\n" + "\n".join(f"- {n}" for n in self.notes)
@@ -351,7 +352,8 @@ class _ModuleCaller:
         if len(shape) != 2 or shape[0] != 3 * shape[1]:
             raise _Unusable(f"in_proj_weight has shape {shape}; expected (3E, E) as in nn.MultiheadAttention")
         self.E = int(shape[1])
-        heads = next((getattr(layer, n) for n in ("num_heads", "n_heads", "heads", "n_head") if hasattr(layer, n)), None)
+        names = ("num_heads", "n_heads", "heads", "n_head")
+        heads = next((getattr(layer, n) for n in names if hasattr(layer, n)), None)
         if not isinstance(heads, numbers.Integral) or heads < 1 or self.E % heads:
             raise _Unusable(f"the layer has no usable num_heads attribute (got {heads!r}) for E = {self.E}")
         self.H = int(heads)
@@ -790,9 +792,12 @@ def _verdict(probes, notes, caller) -> AttentionReport:
         tracked = _track_values(caller, probes) if caller is not None else None
         both = ("scaled_values", "scale_after_softmax")
         if tracked == "scaled":
-            diag, how = "scaled_values", "v itself was multiplied or divided by a scalar before the product with the weights"
+            diag = "scaled_values"
+            how = "v itself was multiplied or divided by a scalar before the product with the weights"
         elif tracked == "product":
-            diag, how = "scale_after_softmax", "v entered the product unscaled, so the scale was applied to the weights (or the output) after the softmax"
+            diag = "scale_after_softmax"
+            how = ("v entered the product unscaled, so the scale was applied to the weights (or the output) after "
+                   "the softmax")
         else:
             diag = "scaled_values" if returned else "scale_after_softmax"
             how = ("from the output alone, scaling the weights after the softmax and scaling the values are the same "
@@ -874,7 +879,8 @@ def _track_values(caller, probes):
     """Re-run a numpy function with v as a tracking array: 'scaled', 'product' or None."""
     if not isinstance(caller, _FunctionCaller) or caller.backend != "numpy":
         return None
-    shape = (probes[0]["B"] or 2, probes[0]["H"] or 2, probes[0]["L"], probes[0]["S"], probes[0]["d_k"], probes[0]["d_v"])
+    p = probes[0]
+    shape = (p["B"] or 2, p["H"] or 2, p["L"], p["S"], p["d_k"], p["d_v"])
     q, k, v = _probe_arrays(np.random.default_rng(0), shape, caller.ndim)
     _TRACK_LOG.clear()
     try:
@@ -1033,6 +1039,12 @@ def _scale_dict(probes):
 # ------------------------------------------------------------------ layers
 
 
+def _split_heads(x, heads):
+    """(B, T, E) -> (B, H, T, E / H)."""
+    B, T, E = x.shape
+    return np.swapaxes(x.reshape(B, T, heads, E // heads), 1, 2)
+
+
 def _check_layer(layer, gen) -> AttentionReport:
     notes = []
     if isinstance(layer, type):
@@ -1060,10 +1072,9 @@ def _check_layer(layer, gen) -> AttentionReport:
             # a last call with random values checks that the output is linear in v
             value = gen.standard_normal((B, S, E))
             out, weights = mc.call(query, key, value)
-        split = lambda x, n: np.swapaxes(x.reshape(B, n, H, d), 1, 2)  # noqa: E731
-        qh, kh, vh = split(query, L), split(key, S), split(value, S)
+        qh, kh, vh = (_split_heads(x, H) for x in (query, key, value))
         fake_v = np.concatenate([np.broadcast_to(np.eye(S), (B, H, S, S)), vh], -1)
-        fake_out = np.concatenate([w_read, split(out, L)], -1)
+        fake_out = np.concatenate([w_read, _split_heads(out, H)], -1)
         info = _analyse(qh, kh, fake_v, fake_out, weights, S)
         info.update(B=B, H=H, L=L, S=S, d_k=d, d_v=d, E=E, returned_weights=weights is not None)
         probes.append(info)
