@@ -267,14 +267,17 @@ class _FunctionCaller:
         self.ndim = None  # decided by the first successful call
 
     def _convert(self, arr):
-        if arr is None or self.backend == "numpy":
-            return arr
-        return _torch().from_numpy(np.ascontiguousarray(arr))
+        """A fresh copy for every call, so a function that edits its inputs in place cannot move the probe."""
+        if arr is None:
+            return None
+        if self.backend == "numpy":
+            return np.array(arr, copy=True)
+        return _torch().from_numpy(np.array(arr, copy=True))
 
     def call(self, q, k, v, mask=None, track=False):
         args = [self._convert(q), self._convert(k), self._convert(v)]
         if track and self.backend == "numpy":
-            args[2] = np.asarray(v).view(_TrackedValues)
+            args[2] = np.array(v, copy=True).view(_TrackedValues)
         if mask is None and self.needs_mask:  # a required mask: every key open
             mask = _mask_in_form(np.ones(q.shape[:-1] + (k.shape[-2],), dtype=bool), self.open_form, q.dtype)
         if mask is not None:
@@ -287,8 +290,15 @@ class _FunctionCaller:
         return _split_result(result, q.shape[:-1] + (v.shape[-1],), q.shape[:-1] + (k.shape[-2],))
 
 
+def _signature_target(fn):
+    """What to read the parameters from: a torch-style module's ``forward``, else fn itself."""
+    forward = getattr(fn, "forward", None)
+    return forward if callable(forward) and not isinstance(fn, type) else fn
+
+
 def _takes_mask(fn) -> bool:
     """True when the 4th positional parameter is a mask (by name), or a 4th one exists unnamed."""
+    fn = _signature_target(fn)
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):  # a builtin (torch SDPA): read its documented signature
@@ -308,6 +318,7 @@ def _takes_mask(fn) -> bool:
 
 
 def _mask_required(fn) -> bool:
+    fn = _signature_target(fn)
     try:
         params = [p for p in inspect.signature(fn).parameters.values()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -359,6 +370,7 @@ class _ModuleCaller:
         self.H = int(heads)
         self.d_k = self.E // self.H
         self.batch_first = bool(getattr(layer, "batch_first", True))
+        self.layout_known = hasattr(layer, "batch_first")  # else batch first, then sequence first
         self.saved = None
 
     def __enter__(self):
@@ -378,8 +390,21 @@ class _ModuleCaller:
         return False
 
     def call(self, query, key, value):
+        try:
+            return self._call(query, key, value)
+        except _Unusable:
+            if self.layout_known:
+                raise
+            self.batch_first = not self.batch_first  # try the other layout once; keep it if it works
+            try:
+                return self._call(query, key, value)
+            except _Unusable:
+                self.batch_first = not self.batch_first
+                raise
+
+    def _call(self, query, key, value):
         torch = _torch() if self.torch else None
-        args = [query, key, value]
+        args = [np.array(query, copy=True), np.array(key, copy=True), np.array(value, copy=True)]
         if not self.batch_first:
             args = [np.swapaxes(a, 0, 1) for a in args]
         if torch is not None:

@@ -523,3 +523,70 @@ def test_other_mask_conventions():
     assert r.diagnosis == "mask_overflow" and "open keys turn NaN" in r.message
     r = check_attention(mask_additive)
     assert r.ok and any("added to the logits" in n for n in r.notes)
+
+
+def test_a_function_that_scales_its_inputs_in_place_is_measured_right():
+    def in_place(q, k, v):
+        q /= math.sqrt(q.shape[-1])  # edits the caller's array
+        return sm(q @ kt(k)) @ v
+
+    def in_place_bug(q, k, v):
+        k *= 1.0  # touches k, no scale at all
+        return sm(q @ kt(k)) @ v
+
+    assert check_attention(in_place).ok
+    assert check_attention(in_place_bug).diagnosis == "no_scale"
+
+
+class SeqFirstMHA(NumpyMHA):
+    """Sequence first, (L, N, E), like nn.MultiheadAttention's default, and no batch_first attribute."""
+
+    def __call__(self, query, key, value):
+        out, w = NumpyMHA.__call__(self, *(np.swapaxes(x, 0, 1) for x in (query, key, value)))
+        return np.swapaxes(out, 0, 1), w
+
+
+def test_sequence_first_layer_without_batch_first_attribute():
+    assert check_attention(SeqFirstMHA).ok
+
+
+def test_torch_style_classes():
+    torch = pytest.importorskip("torch")
+
+    class TorchMHA(torch.nn.Module):
+        """A learner's module in nn.MultiheadAttention's layout; forward(query, key, value, mask=None)."""
+
+        def __init__(self, embed_dim, num_heads, wrong_width=False):
+            super().__init__()
+            self.embed_dim, self.num_heads, self.wrong_width = embed_dim, num_heads, wrong_width
+            self.in_proj_weight = torch.nn.Parameter(torch.randn(3 * embed_dim, embed_dim) * 0.1)
+            self.in_proj_bias = torch.nn.Parameter(torch.zeros(3 * embed_dim))
+            self.out_proj = torch.nn.Linear(embed_dim, embed_dim)
+            self.batch_first = True
+
+        def forward(self, query, key, value, mask=None):
+            E, H = self.embed_dim, self.num_heads
+            q, k, v = (torch.nn.functional.linear(x, w, b).unflatten(-1, (H, E // H)).transpose(1, 2)
+                       for x, w, b in zip((query, key, value), self.in_proj_weight.chunk(3),
+                                          self.in_proj_bias.chunk(3), strict=True))
+            scale = E**-0.5 if self.wrong_width else (E // H) ** -0.5
+            w = torch.softmax(q @ k.transpose(-2, -1) * scale, dim=-1)
+            return self.out_proj((w @ v).transpose(1, 2).flatten(-2)), w
+
+    class TorchMHAWide(TorchMHA):
+        def __init__(self, embed_dim, num_heads):
+            super().__init__(embed_dim, num_heads, wrong_width=True)
+
+    class SingleHead(torch.nn.Module):  # a module that is a plain attention function
+        def forward(self, q, k, v, mask=None):
+            s = q @ k.transpose(-2, -1) / q.size(-1)
+            if mask is not None:
+                s = s.masked_fill(~mask, float("-inf"))
+            return torch.softmax(s, -1) @ v
+
+    assert check_attention(TorchMHA).ok
+    assert check_attention(TorchMHA(96, 8)).ok
+    r = check_attention(TorchMHAWide)
+    assert r.diagnosis == "sqrt_d_model", r
+    r = check_attention(SingleHead())
+    assert r.diagnosis == "one_over_dk" and not any("takes no mask" in n for n in r.notes)
