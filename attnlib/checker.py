@@ -50,11 +50,12 @@ Diagnoses (``AttentionReport.diagnosis``), in the order they are decided
   values, or the output, carry the scale).
   *What can and cannot be told apart:* from the output alone the two are the same function:
   ``(softmax(z)·t) @ v == softmax(z) @ (t·v)``. When the weights are not returned (or are
-  returned before the scaling), the checker re-runs a numpy function with ``v`` as a tracking
-  array and looks at whether ``v`` itself was multiplied or divided by a scalar before the
-  product: yes -> ``scaled_values``; v entered the product unscaled -> ``scale_after_softmax``.
-  When that cannot be seen (torch, or ``np.asarray(v)`` inside), the report says both fit and
-  names ``scaled_values`` if the returned weights sum to 1, else ``scale_after_softmax``.
+  returned before the scaling), the checker re-runs the function with ``v`` as a tracking
+  array (a numpy subclass, or a torch.Tensor subclass) and looks at whether ``v`` itself was
+  multiplied or divided by a scalar before the product: yes -> ``scaled_values``; v entered
+  the product unscaled -> ``scale_after_softmax``. When that cannot be seen (``np.asarray(v)``
+  or a copy inside), the report says both fit (``candidates`` lists both) and names
+  ``scaled_values`` if the returned weights sum to 1, else ``scale_after_softmax``.
 - ``mask_overflow``: the function takes a mask and masking fails in float16 although it works
   in float32: a finite "large negative" fill such as -1e9 becomes -inf in float16 (max 65504),
   so a fully masked row turns to NaN (and torch refuses to fill it), or
@@ -252,6 +253,48 @@ class _TrackedValues(np.ndarray):
         return super().__array_function__(func, types, args, kwargs)
 
 
+_TORCH_SCALE_OPS = {"mul", "div", "__mul__", "__rmul__", "__truediv__", "__imul__", "__itruediv__", "mul_", "div_",
+                    "true_divide", "multiply", "divide"}
+_TORCH_PRODUCT_OPS = {"matmul", "__matmul__", "__rmatmul__", "bmm", "mm", "einsum", "baddbmm", "tensordot",
+                      "scaled_dot_product_attention"}
+_TORCH_VIEW_OPS = {"transpose", "permute", "view", "reshape", "contiguous", "unsqueeze", "squeeze", "unflatten",
+                   "flatten", "to", "double", "float", "__getitem__", "expand", "clone", "mT", "T", "swapaxes"}
+_TRACKED_TENSOR = None
+
+
+def _tracked_tensor_class():
+    """A torch.Tensor subclass that logs whether v itself is scaled by a scalar before a product."""
+    global _TRACKED_TENSOR
+    if _TRACKED_TENSOR is not None:
+        return _TRACKED_TENSOR
+    torch = _torch()
+
+    def is_tracked(a):
+        return isinstance(a, _TRACKED_TENSOR) or (isinstance(a, (list, tuple)) and any(map(is_tracked, a)))
+
+    class TrackedTensor(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            name = getattr(func, "__name__", "")
+            tracked = any(map(is_tracked, args))
+            if tracked and name in _TORCH_SCALE_OPS:
+                others = [a for a in args if not is_tracked(a)]
+                if others and all(isinstance(o, numbers.Number) or (hasattr(o, "numel") and o.numel() == 1)
+                                  for o in others):
+                    _TRACK_LOG.append("scaled")
+            elif tracked and name in _TORCH_PRODUCT_OPS:
+                _TRACK_LOG.append("product")
+            with torch._C.DisableTorchFunctionSubclass():
+                out = func(*args, **kwargs)
+            if tracked and name in _TORCH_VIEW_OPS and isinstance(out, torch.Tensor):
+                out = out.as_subclass(cls)
+            return out
+
+    _TRACKED_TENSOR = TrackedTensor
+    return _TRACKED_TENSOR
+
+
 # ------------------------------------------------------------------ callers: one interface for every convention
 
 
@@ -278,6 +321,8 @@ class _FunctionCaller:
         args = [self._convert(q), self._convert(k), self._convert(v)]
         if track and self.backend == "numpy":
             args[2] = np.array(v, copy=True).view(_TrackedValues)
+        elif track:
+            args[2] = args[2].as_subclass(_tracked_tensor_class())
         if mask is None and self.needs_mask:  # a required mask: every key open
             mask = _mask_in_form(np.ones(q.shape[:-1] + (k.shape[-2],), dtype=bool), self.open_form, q.dtype)
         if mask is not None:
@@ -901,8 +946,8 @@ def _bug_message(diag, label, probes) -> str:
 
 
 def _track_values(caller, probes):
-    """Re-run a numpy function with v as a tracking array: 'scaled', 'product' or None."""
-    if not isinstance(caller, _FunctionCaller) or caller.backend != "numpy":
+    """Re-run a function with v as a tracking array (numpy) or tensor (torch): 'scaled', 'product' or None."""
+    if not isinstance(caller, _FunctionCaller):
         return None
     p = probes[0]
     shape = (p["B"] or 2, p["H"] or 2, p["L"], p["S"], p["d_k"], p["d_v"])

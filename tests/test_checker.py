@@ -497,7 +497,17 @@ def test_torch_implementations():
 
     r = check_attention(t_mask_numbers)
     assert r.diagnosis == "mask_overflow" and any("1 = may attend" in n for n in r.notes), r
-    r = check_attention(t_values)  # output only, torch: the two placements cannot be told apart
+    def t_after(q, k, v):
+        return torch.softmax(q @ k.transpose(-2, -1), dim=-1) / math.sqrt(k.size(-1)) @ v
+
+    def t_values_hidden(q, k, v):
+        v = v + 0.0  # a new tensor: the checker can no longer watch v
+        return torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ (v / math.sqrt(k.size(-1)))
+
+    # output only: told apart by watching v (a tracking tensor subclass)
+    assert check_attention(t_values).diagnosis == "scaled_values"
+    assert check_attention(t_after).diagnosis == "scale_after_softmax"
+    r = check_attention(t_values_hidden)  # the two placements cannot be told apart any more
     assert r.diagnosis in ("scaled_values", "scale_after_softmax")
     assert set(r.candidates) == {"scaled_values", "scale_after_softmax"} and "both fit" in r.message
     for layer in (torch.nn.MultiheadAttention(64, 8, batch_first=True), torch.nn.MultiheadAttention(48, 4),
@@ -590,3 +600,20 @@ def test_torch_style_classes():
     assert r.diagnosis == "sqrt_d_model", r
     r = check_attention(SingleHead())
     assert r.diagnosis == "one_over_dk" and not any("takes no mask" in n for n in r.notes)
+
+
+def test_torch_stays_optional_and_lazy(monkeypatch):
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np, attnlib\n"
+            "r = attnlib.check_attention(attnlib.scaled_dot_product_attention)\n"
+            "print(r.ok, 'torch' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "False"]  # a numpy function never imports torch
+    monkeypatch.setattr(attnlib.checker, "_torch_installed", lambda: False)
+    with pytest.raises(ValueError, match="backend='torch' needs torch"):
+        check_attention(good, backend="torch")
+    report = check_attention(lambda q, k, v: q.size(-1))  # numpy fails and there is no torch to try
+    assert report.diagnosis == "error" and "TypeError" in report.message
