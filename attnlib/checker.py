@@ -403,6 +403,9 @@ class _ModuleCaller:
         self.layer = layer
         self.owned = owned  # built by the checker (no need to restore parameters)
         w = _param(layer, "in_proj_weight")
+        if w is None or not hasattr(w, "shape"):
+            raise _Unusable("the layer has no in_proj_weight (3E, E): the checker drives layers with "
+                            "nn.MultiheadAttention's parameter layout only (separate q/k/v projections are not read)")
         self.torch = _is_torch_tensor(w)
         shape = tuple(w.shape)
         if len(shape) != 2 or shape[0] != 3 * shape[1]:
@@ -510,9 +513,15 @@ def _build_layer(cls, E: int, H: int):
         names = set(inspect.signature(cls).parameters)
     except (TypeError, ValueError):
         names = set()
+    e_names = ("embed_dim", "d_model", "embed_size", "dim", "n_embd", "hidden_size")
+    h_names = ("num_heads", "n_heads", "heads", "n_head", "num_attention_heads")
+    e_name = next((n for n in e_names if n in names), None)
+    h_name = next((n for n in h_names if n in names), None)
     try:
         if "in_proj_weight" in names:
             return cls(H, np.vstack([np.eye(E)] * 3), np.zeros(3 * E), np.eye(E), np.zeros(E))
+        if e_name and h_name:
+            return cls(**{e_name: E, h_name: H})
         return cls(E, H)
     except Exception as err:  # noqa: BLE001
         raise _Unusable(f"building your layer class as {cls.__name__}(embed_dim={E}, num_heads={H}) raised "
@@ -646,6 +655,9 @@ def check_attention(fn, *, shapes=None, backend="auto", rng=0) -> AttentionRepor
         return _check_function(fn, shapes, backend, gen)
     except _Unusable as err:
         return AttentionReport("error", str(err))
+    except Exception as err:  # noqa: BLE001 (a layout the checker did not foresee: still a report, not a traceback)
+        return AttentionReport("error", f"the checker could not drive your code ({_describe_exception(err)}); "
+                               "see attnlib.checker's docstring for the calling conventions it supports")
 
 
 def _check_shapes(shapes):
@@ -683,7 +695,7 @@ def _first_working_call(fn, shapes, backend, gen):
     backends = ["numpy", "torch"] if backend == "auto" else [backend]
     if backend == "auto" and not _torch_installed():
         backends = ["numpy"]
-    first_error = None
+    errors = {}  # message -> the array layouts that gave it
     state = gen.bit_generator.state
     for name in backends:
         caller = _FunctionCaller(fn, name)
@@ -696,7 +708,8 @@ def _first_working_call(fn, shapes, backend, gen):
                 try:
                     result = caller.call(q, k, v)
                 except _Unusable as err:
-                    first_error = first_error or err
+                    layout = f"{name} {'(B, H, L, d)' if ndim == 4 else '(B, L, d)' if ndim == 3 else '(L, d)'}"
+                    errors.setdefault(str(err), []).append(layout)
                     result = None
                     continue
                 if not caller.needs_mask or not _looks_blocked(result, k.shape[-2]):
@@ -705,7 +718,9 @@ def _first_working_call(fn, shapes, backend, gen):
                 continue
             caller.ndim = ndim
             return caller, (q, k, v, result)
-    raise first_error
+    if len(errors) == 1:
+        raise _Unusable(next(iter(errors)))
+    raise _Unusable("; ".join(f"on {' and '.join(dict.fromkeys(where))} arrays {msg}" for msg, where in errors.items()))
 
 
 def _looks_blocked(result, S) -> bool:
@@ -772,9 +787,10 @@ def _hypotheses(p):
     yield "ok", "1/√d_k", d**-0.5
     yield "no_scale", "1 (no scaling)", 1.0
     yield "times_sqrt_dk", "√d_k", d**0.5
+    if p.get("H") and p["H"] > 1:  # before 1/d_k: they coincide only when heads = d_k (E = 64, 8 heads)
+        yield "sqrt_d_model", "1/√d_model", (p["H"] * d) ** -0.5
     yield "one_over_dk", "1/d_k", 1.0 / d
     if p.get("H") and p["H"] > 1:
-        yield "sqrt_d_model", "1/√d_model", (p["H"] * d) ** -0.5
         yield "sqrt_d_model", "1/d_model", 1.0 / (p["H"] * d)
     for axis in _AXIS_WORDS:
         n = p.get(axis)
@@ -1121,7 +1137,12 @@ def _check_layer(layer, gen) -> AttentionReport:
         configs = [(_build_layer(layer, E, H), True, B, L, S) for B, E, H, L, S in _LAYER_SIZES]
     else:
         configs = [(layer, False, B, L, S) for B, L, S in _INSTANCE_SIZES]
-        notes.append("an instance has one head size, so d_k was not varied (pass the class to vary it)")
+        try:  # the same class at other sizes, to vary d_k and the number of heads
+            configs += [(_build_layer(type(layer), E, H), True, B, L, S) for B, E, H, L, S in _LAYER_SIZES]
+            notes.append(f"your layer was probed as given and as new {type(layer).__name__} layers of other sizes")
+        except _Unusable:
+            notes.append("an instance has one head size, so d_k was not varied (its class could not be built "
+                         "as cls(embed_dim, num_heads); pass the class to vary it)")
     probes = []
     for obj, owned, B, L, S in configs:
         with _ModuleCaller(obj, owned) as mc:

@@ -260,19 +260,31 @@ def test_layer_instance_is_probed_and_restored():
     layer = NumpyMHAModelWidth(8, *(p.copy() for p in params))
     report = check_attention(layer)
     assert report.diagnosis == "sqrt_d_model" and report.candidates == ()
-    assert report.scale == {12: pytest.approx(96**-0.5, rel=1e-9)}
-    assert "1/√96 at d_k = 12 (8 heads)" in report.message
+    assert report.scale[12] == pytest.approx(96**-0.5, rel=1e-9)  # the instance: E = 96, 8 heads
+    assert report.probes[0]["E"] == 96 and len(report.probes) == 6  # then its class at three other sizes
+    assert any("new NumpyMHAModelWidth layers" in n for n in report.notes)
     for name, p in zip(["in_proj_weight", "in_proj_bias", "out_proj_weight", "out_proj_bias"], params, strict=True):
         np.testing.assert_array_equal(getattr(layer, name), p)  # parameters given back
 
 
+class FixedLayer(NumpyMHA):
+    """A layer whose class cannot be rebuilt at other sizes (its constructor takes one dict)."""
+
+    rule = "model"
+
+    def __init__(self, params):
+        NumpyMHA.__init__(self, *params)
+
+
 def test_instance_where_two_bugs_coincide_says_so():
     # E = 64, 8 heads: d_k = 8, and 1/√d_model = 1/√64 = 1/d_k; one size cannot tell them apart
-    layer = NumpyMHAModelWidth(8, np.vstack([np.eye(64)] * 3), np.zeros(192), np.eye(64), np.zeros(64))
-    report = check_attention(layer)
+    params = (8, np.vstack([np.eye(64)] * 3), np.zeros(192), np.eye(64), np.zeros(64))
+    report = check_attention(FixedLayer(params))
+    assert report.diagnosis == "sqrt_d_model"  # the likelier bug in a multi-head layer comes first
     assert {"one_over_dk", "sqrt_d_model"} <= set(report.candidates)  # and 1/H: H = d_k = 8 too
-    assert any("also equals" in n for n in report.notes)
-    assert check_attention(NumpyMHAModelWidth).diagnosis == "sqrt_d_model"  # the class varies the sizes
+    assert any("also equals" in n for n in report.notes) and any("could not be built" in n for n in report.notes)
+    report = check_attention(NumpyMHAModelWidth(*params))  # a class that can be rebuilt: no ambiguity left
+    assert report.diagnosis == "sqrt_d_model" and report.candidates == ()
 
 
 # ------------------------------------------------------------------ correct implementations
@@ -617,3 +629,17 @@ def test_torch_stays_optional_and_lazy(monkeypatch):
         check_attention(good, backend="torch")
     report = check_attention(lambda q, k, v: q.size(-1))  # numpy fails and there is no torch to try
     assert report.diagnosis == "error" and "TypeError" in report.message
+
+
+def test_layer_with_other_projections_gets_a_clear_report():
+    class SeparateProjections:  # q_proj / k_proj / v_proj, as many codebases write it
+        num_heads = 2
+
+        def __init__(self):
+            self.out_proj = object()
+
+        def __call__(self, query, key, value):
+            return query
+
+    report = check_attention(SeparateProjections())
+    assert report.diagnosis == "error" and "in_proj_weight (3E, E)" in report.message
