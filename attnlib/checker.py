@@ -21,8 +21,14 @@ What can be checked
   ``in_proj_bias``, ``out_proj_weight``/``out_proj.weight (E, E)`` and ``out_proj_bias`` are set
   to identity projections for the probe and restored afterwards), or a class, built as
   ``cls(num_heads, in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias)`` when its
-  signature names ``in_proj_weight``, else as ``cls(embed_dim, num_heads)``. Called as
-  ``layer(query, key, value)`` batch first (or sequence first when ``batch_first`` is False).
+  signature names ``in_proj_weight``, else with keywords (``embed_dim``/``d_model``/... and
+  ``num_heads``/``n_heads``/...) when it names them, else as ``cls(embed_dim, num_heads)``. An
+  instance's class is also built at three other sizes when that works, so that d_k and the head
+  count vary. Heads are read from ``num_heads`` (or ``n_heads``, ``heads``, ``n_head``). Called as
+  ``layer(query, key, value)`` batch first; sequence first when ``batch_first`` is False, or
+  when there is no ``batch_first`` attribute and batch first fails. The returned weights are
+  used when they are per head ``(B, H, L, S)``; otherwise the output is read (one-hot values in
+  each head's slice, in chunks of d_k keys).
 
 How the scale is measured
 -------------------------
@@ -67,8 +73,10 @@ Diagnoses (``AttentionReport.diagnosis``), in the order they are decided
   case is reported as a note, not a bug.
 - ``no_scale``: c = 1 at every probe.
 - ``times_sqrt_dk``: c = √d_k (the sign of the exponent flipped: ``/ d**-0.5``).
+- ``sqrt_d_model``: c = 1/√(H·d_k), the model width, or one fixed 1/√N at every head size
+  (also 1/(H·d_k)). Tried before 1/d_k: the two coincide only when H = d_k, and then the
+  report lists both in ``candidates`` and says so in a note.
 - ``one_over_dk``: c = 1/d_k (muP's choice; a bug unless the init is muP's).
-- ``sqrt_d_model``: c = 1/√(H·d_k), the model width, or one fixed 1/√N at every head size.
 - ``wrong_axis``: c = 1/√n (or 1/n) with n the length of another axis: L, S, d_v, the batch or
   the number of heads.
 - ``wrong_scale``: a consistent softmax scale that matches none of the above (measured numbers
@@ -1131,44 +1139,52 @@ def _split_heads(x, heads):
     return np.swapaxes(x.reshape(B, T, heads, E // heads), 1, 2)
 
 
+def _probe_layer(obj, owned, B, L, S, gen, want=None):
+    """One probe of a layer: its weights read back through identity projections and one-hot values."""
+    with _ModuleCaller(obj, owned) as mc:
+        E, H, d = mc.E, mc.H, mc.d_k
+        if want is not None and (E, H) != want:
+            raise _Unusable(f"built with embed_dim={want[0]}, num_heads={want[1]}, the layer has E={E}, {H} heads")
+        query, key = gen.standard_normal((B, L, E)), gen.standard_normal((B, S, E))
+        w_read = np.empty((B, H, L, S))
+        # one-hot values over a chunk of at most d_k keys in every head's slice: the output reads back
+        # the weights of that chunk (the projections are identities)
+        for start in range(0, S, d):
+            stop = min(S, start + d)
+            value = gen.standard_normal((B, S, E))
+            for h in range(H):
+                value[:, :, h * d:(h + 1) * d] = 0.0
+                value[:, np.arange(start, stop), h * d + np.arange(stop - start)] = 1.0
+            out, weights = mc.call(query, key, value)
+            heads_out = np.swapaxes(out.reshape(B, L, H, d), 1, 2)  # (B, H, L, d_k)
+            w_read[..., start:stop] = heads_out[..., : stop - start]
+        # a last call with random values checks that the output is linear in v
+        value = gen.standard_normal((B, S, E))
+        out, weights = mc.call(query, key, value)
+    qh, kh, vh = (_split_heads(x, H) for x in (query, key, value))
+    fake_v = np.concatenate([np.broadcast_to(np.eye(S), (B, H, S, S)), vh], -1)
+    fake_out = np.concatenate([w_read, _split_heads(out, H)], -1)
+    info = _analyse(qh, kh, fake_v, fake_out, weights, S)
+    info.update(B=B, H=H, L=L, S=S, d_k=d, d_v=d, E=E, returned_weights=weights is not None)
+    return info
+
+
 def _check_layer(layer, gen) -> AttentionReport:
     notes = []
     if isinstance(layer, type):
-        configs = [(_build_layer(layer, E, H), True, B, L, S) for B, E, H, L, S in _LAYER_SIZES]
+        probes = [_probe_layer(_build_layer(layer, E, H), True, B, L, S, gen, want=(E, H))
+                  for B, E, H, L, S in _LAYER_SIZES]
     else:
-        configs = [(layer, False, B, L, S) for B, L, S in _INSTANCE_SIZES]
+        probes = [_probe_layer(layer, False, B, L, S, gen) for B, L, S in _INSTANCE_SIZES]
         try:  # the same class at other sizes, to vary d_k and the number of heads
-            configs += [(_build_layer(type(layer), E, H), True, B, L, S) for B, E, H, L, S in _LAYER_SIZES]
+            more = [_probe_layer(_build_layer(type(layer), E, H), True, B, L, S, gen, want=(E, H))
+                    for B, E, H, L, S in _LAYER_SIZES]
+        except _Unusable as err:
+            notes.append(f"an instance has one head size, so d_k was not varied: building its class at other sizes "
+                         f"failed ({err}); pass the class to vary it")
+        else:
+            probes += more
             notes.append(f"your layer was probed as given and as new {type(layer).__name__} layers of other sizes")
-        except _Unusable:
-            notes.append("an instance has one head size, so d_k was not varied (its class could not be built "
-                         "as cls(embed_dim, num_heads); pass the class to vary it)")
-    probes = []
-    for obj, owned, B, L, S in configs:
-        with _ModuleCaller(obj, owned) as mc:
-            E, H, d = mc.E, mc.H, mc.d_k
-            query, key = gen.standard_normal((B, L, E)), gen.standard_normal((B, S, E))
-            w_read = np.empty((B, H, L, S))
-            # one-hot values over a chunk of at most d_k keys in every head's slice: the output reads back
-            # the weights of that chunk (the projections are identities)
-            for start in range(0, S, d):
-                stop = min(S, start + d)
-                value = gen.standard_normal((B, S, E))
-                for h in range(H):
-                    value[:, :, h * d:(h + 1) * d] = 0.0
-                    value[:, np.arange(start, stop), h * d + np.arange(stop - start)] = 1.0
-                out, weights = mc.call(query, key, value)
-                heads_out = np.swapaxes(out.reshape(B, L, H, d), 1, 2)  # (B, H, L, d_k)
-                w_read[..., start:stop] = heads_out[..., : stop - start]
-            # a last call with random values checks that the output is linear in v
-            value = gen.standard_normal((B, S, E))
-            out, weights = mc.call(query, key, value)
-        qh, kh, vh = (_split_heads(x, H) for x in (query, key, value))
-        fake_v = np.concatenate([np.broadcast_to(np.eye(S), (B, H, S, S)), vh], -1)
-        fake_out = np.concatenate([w_read, _split_heads(out, H)], -1)
-        info = _analyse(qh, kh, fake_v, fake_out, weights, S)
-        info.update(B=B, H=H, L=L, S=S, d_k=d, d_v=d, E=E, returned_weights=weights is not None)
-        probes.append(info)
     if probes[0]["H"] == 1:
         notes.append("with one head d_k = d_model, so dividing by √d_model cannot be told from √d_k")
     return _verdict(probes, notes, None)
