@@ -13,7 +13,9 @@ What can be checked
   (``q @ k.T``) are probed in 2-D; batched ones also with a batch and a head axis.
   A boolean ``mask`` broadcastable to ``(..., L, S)`` is passed with **True = may attend**
   (attnlib's and torch SDPA's convention); a function that reads True as "blocked"
-  (``nn.MultiheadAttention``'s convention) is detected and checked with the mask inverted.
+  (``nn.MultiheadAttention``'s convention) is detected and checked with the mask inverted; so
+  are 1/0 number masks and masks added to the logits (0 / -inf). A function that accepts only a
+  ``(L, S)`` mask is given one.
 - a torch function (when torch is installed): tried when numpy input fails, or chosen with
   ``backend="torch"``. Tensors are float64 on the CPU; torch is imported lazily.
 - a multi-head layer with ``torch.nn.MultiheadAttention``'s parameter layout (as
@@ -315,6 +317,7 @@ class _FunctionCaller:
         self.takes_mask = _takes_mask(fn)
         self.needs_mask = self.takes_mask and _mask_required(fn)
         self.open_form = "bool"  # how an all-open mask is written for a function that requires one
+        self.mask_2d = False  # True for a function that only accepts a (L, S) mask
         self.ndim = None  # decided by the first successful call
 
     def _convert(self, arr):
@@ -333,14 +336,27 @@ class _FunctionCaller:
             args[2] = args[2].as_subclass(_tracked_tensor_class())
         if mask is None and self.needs_mask:  # a required mask: every key open
             mask = _mask_in_form(np.ones(q.shape[:-1] + (k.shape[-2],), dtype=bool), self.open_form, q.dtype)
+        if mask is not None and self.mask_2d:
+            mask = mask[(0,) * (mask.ndim - 2)]  # the probes' masks are the same for every batch and head
         if mask is not None:
             args.append(self._convert(mask))
+        shapes = q.shape[:-1] + (v.shape[-1],), q.shape[:-1] + (k.shape[-2],)
         try:
             with _quiet():
-                result = self.fn(*args)
+                return _split_result(self.fn(*args), *shapes)
+        except _Unusable:
+            if mask is None or mask.ndim == 2 or self.mask_2d:
+                raise
         except Exception as err:  # noqa: BLE001 (any failure of the learner's code becomes a report)
-            raise _Unusable(f"your function raised {_describe_exception(err)}") from None
-        return _split_result(result, q.shape[:-1] + (v.shape[-1],), q.shape[:-1] + (k.shape[-2],))
+            if mask is None or mask.ndim == 2 or self.mask_2d:
+                raise _Unusable(f"your function raised {_describe_exception(err)}") from None
+        # a function that wants a (L, S) mask: try once more with one
+        self.mask_2d = True
+        try:
+            return self.call(q, k, v, mask, track)
+        except _Unusable:
+            self.mask_2d = False
+            raise
 
 
 def _signature_target(fn):

@@ -643,3 +643,19 @@ def test_layer_with_other_projections_gets_a_clear_report():
 
     report = check_attention(SeparateProjections())
     assert report.diagnosis == "error" and "in_proj_weight (3E, E)" in report.message
+
+
+def test_function_that_wants_a_two_d_mask():
+    def mask_2d_only(q, k, v, mask):
+        L, S = mask.shape  # (L, S), shared by every batch and head
+        s = q @ kt(k) / math.sqrt(q.shape[-1])
+        return sm(np.where(mask.reshape(1, 1, L, S), s, -1e9)) @ v
+
+    def mask_2d_ok(q, k, v, mask=None):
+        s = q @ kt(k) / math.sqrt(q.shape[-1])
+        if mask is not None:
+            s = np.where(mask.reshape((1,) * (s.ndim - 2) + mask.shape), s, -np.inf)
+        return scaled_dot_product_attention(q, k, v, mask=np.isfinite(s))[0]
+
+    assert check_attention(mask_2d_only).diagnosis == "mask_overflow"
+    assert check_attention(mask_2d_ok).ok
