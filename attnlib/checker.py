@@ -722,6 +722,8 @@ def _first_working_call(fn, shapes, backend, gen):
     errors = {}  # message -> the array layouts that gave it
     state = gen.bit_generator.state
     for name in backends:
+        if name == "torch" and _torch() is None:  # found but cannot be imported
+            continue
         caller = _FunctionCaller(fn, name)
         for ndim in (4, 3, 2):
             gen.bit_generator.state = state
