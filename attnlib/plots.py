@@ -868,3 +868,31 @@ def best_final_loss(d_ks, best, scalings, ax=None, title=None):
     if title:
         ax.set_title(title)
     return fig
+
+
+# ---------------------------------------------------------------------------
+# Lesson 09 (check your own attention)
+# ---------------------------------------------------------------------------
+
+
+@projector_style
+def scale_fit(points, ax=None, title=None):
+    """Centred log-weights against centred q·k, one colour per implementation (lesson 09).
+
+    points : {label: (x (n,), y (n,), slope)} from ``attnlib.checker.log_weight_points``.
+    For a softmax of c·q·kᵀ every point lies on a line through 0 of slope c.
+    """
+    fig, ax = axes_or_new(ax, figsize=(6.4, 4.2))
+    for i, (label, (x, y, slope)) in enumerate(points.items()):
+        color = CYCLE[i % len(CYCLE)]
+        ax.scatter(x, y, s=14, color=color, alpha=0.6, lw=0)
+        xs = np.array([np.min(x), np.max(x)])
+        ax.plot(xs, slope * xs, color=color, lw=2, label=f"{label}: slope c = {slope:.4g}")
+    ax.axhline(0, color=PALETTE["black"], lw=0.5)
+    ax.set_xlabel("q·k minus its row mean (raw units)")
+    ax.set_ylabel("log weight minus its row mean (nats)")
+    ax.legend(loc="best")
+    if title:
+        ax.set_title(title)
+    return fig
+

@@ -1,0 +1,661 @@
+"""Tests for attnlib.check_attention (lesson 09): every listed bug is named at several head sizes
+and head counts, in several coding styles; correct implementations pass; the recovered scale is
+exact; faulty functions give a report, never a traceback; bad arguments are named."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import attnlib
+from attnlib import MultiHeadAttention, check_attention, scaled_dot_product_attention
+from attnlib.checker import DEFAULT_SHAPES, DIAGNOSES, AttentionReport
+
+# Three probe sets: the default one and two others with different head sizes and head counts.
+SHAPE_SETS = {
+    "default": DEFAULT_SHAPES,
+    "small-heads": ((3, 4, 7, 5, 32, 9), (2, 6, 4, 9, 8, 12), (6, 2, 10, 6, 24, 11)),
+    "wide-heads": ((2, 16, 3, 6, 128, 8), (3, 5, 8, 4, 40, 7)),
+}
+
+
+@pytest.fixture(autouse=True)
+def quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # float16 overflow inside the buggy mask functions
+        yield
+
+
+# ------------------------------------------------------------------ buggy versions, style 1: matmul + swapaxes
+
+
+def sm(x, axis=-1):
+    x = x - x.max(axis, keepdims=True)
+    e = np.exp(x)
+    return e / e.sum(axis, keepdims=True)
+
+
+def kt(k):
+    return np.swapaxes(k, -1, -2)
+
+
+def good(q, k, v):
+    w = sm(q @ kt(k) / math.sqrt(q.shape[-1]))
+    return w @ v, w
+
+
+def no_scale(q, k, v):
+    w = sm(q @ kt(k))
+    return w @ v, w
+
+
+def times_sqrt_dk(q, k, v):
+    w = sm(q @ kt(k) / k.shape[-1] ** -0.5)  # the flipped exponent: divides by 1/√d
+    return w @ v, w
+
+
+def one_over_dk(q, k, v):
+    return sm(q @ kt(k) / q.shape[-1]) @ v
+
+
+def sqrt_d_model(q, k, v):  # q: (B, H, L, d_k); d_model = H·d_k
+    return sm(q @ kt(k) / math.sqrt(q.shape[-3] * q.shape[-1])) @ v
+
+
+D_MODEL = 512
+
+
+def sqrt_d_model_fixed(q, k, v):  # a global width instead of the head size
+    return sm(q @ kt(k) / math.sqrt(D_MODEL)) @ v
+
+
+def after_softmax(q, k, v):
+    w = sm(q @ kt(k)) / math.sqrt(q.shape[-1])
+    return w @ v, w
+
+
+def after_softmax_out_only(q, k, v):
+    return (sm(q @ kt(k)) / math.sqrt(q.shape[-1])) @ v
+
+
+def scaled_values(q, k, v):
+    w = sm(q @ kt(k))
+    return w @ (v / math.sqrt(q.shape[-1])), w
+
+
+def scaled_values_out_only(q, k, v):
+    return sm(q @ kt(k)) @ (v / math.sqrt(k.shape[-1]))
+
+
+def wrong_axis_queries(q, k, v):
+    return sm(q @ kt(k) / math.sqrt(q.shape[-2])) @ v
+
+
+def wrong_axis_keys(q, k, v):
+    return sm(q @ kt(k) * k.shape[-2] ** -0.5) @ v
+
+
+def wrong_axis_values(q, k, v):  # d from v's width (d_v ≠ d_k in every probe)
+    return sm(q @ kt(k) / math.sqrt(v.shape[-1])) @ v
+
+
+def two_d_wrong_axis(q, k, v):  # written for (L, d) only; d_k = q.shape[0] is L
+    return sm(q @ k.T / math.sqrt(q.shape[0])) @ v
+
+
+BUGS = [
+    (no_scale, "no_scale"), (times_sqrt_dk, "times_sqrt_dk"), (one_over_dk, "one_over_dk"),
+    (sqrt_d_model, "sqrt_d_model"), (sqrt_d_model_fixed, "sqrt_d_model"), (after_softmax, "scale_after_softmax"),
+    (after_softmax_out_only, "scale_after_softmax"), (scaled_values, "scaled_values"),
+    (scaled_values_out_only, "scaled_values"), (wrong_axis_queries, "wrong_axis"), (wrong_axis_keys, "wrong_axis"),
+    (wrong_axis_values, "wrong_axis"), (two_d_wrong_axis, "wrong_axis"),
+]
+
+
+@pytest.mark.parametrize("shapes", SHAPE_SETS.values(), ids=SHAPE_SETS.keys())
+@pytest.mark.parametrize("fn, expected", BUGS, ids=[f.__name__ for f, _ in BUGS])
+def test_each_bug_is_named(fn, expected, shapes):
+    report = check_attention(fn, shapes=shapes)
+    assert report.diagnosis == expected, report
+    assert not report.ok
+
+
+@pytest.mark.parametrize("shapes", SHAPE_SETS.values(), ids=SHAPE_SETS.keys())
+def test_measured_scale_of_each_bug(shapes):
+    """The reported factor is the one each bug really uses, at every probed head size."""
+    heads = {s[4]: s[1] for s in shapes}
+    expect = {
+        no_scale: lambda d: 1.0, times_sqrt_dk: lambda d: d**0.5, one_over_dk: lambda d: 1.0 / d,
+        sqrt_d_model: lambda d: (heads[d] * d) ** -0.5, sqrt_d_model_fixed: lambda d: D_MODEL**-0.5,
+        good: lambda d: d**-0.5, after_softmax: lambda d: 1.0, scaled_values: lambda d: 1.0,
+    }
+    for fn, factor in expect.items():
+        report = check_attention(fn, shapes=shapes)
+        assert set(report.scale) == set(heads)
+        for d, c in report.scale.items():
+            assert c == pytest.approx(factor(d), rel=1e-9), (fn.__name__, d)
+
+
+def test_message_states_the_measured_numbers():
+    report = check_attention(sqrt_d_model)
+    assert report.diagnosis == "sqrt_d_model"
+    assert "0.04419 = 1/√512 at d_k = 64 (8 heads)" in repr(report)
+    assert "divided by √d_model" in report.message
+    times = check_attention(times_sqrt_dk)
+    assert "8 = √64 at d_k = 64" in times.message
+    axis = check_attention(wrong_axis_queries)
+    assert "1/√5" in axis.message and "queries L = 5" in axis.message
+    md = check_attention(good)._repr_markdown_()
+    assert md.startswith("✓ **ok**") and "| 64 | 8 | 5 | 7 | 0.125 | 0.125 |" in md
+
+
+# ------------------------------------------------------------------ buggy versions, style 2: einsum, classes, closures
+
+
+def einsum_times(q, k, v):
+    d = q.shape[-1]
+    logits = np.einsum("...id,...jd->...ij", q, k) * d**0.5
+    w = np.exp(logits - logits.max(-1, keepdims=True))
+    w /= w.sum(-1, keepdims=True)
+    return np.einsum("...ij,...jd->...id", w, v)
+
+
+class Attention:
+    """A callable object with a configurable scale rule (not a layer)."""
+
+    def __init__(self, rule):
+        self.rule = rule
+
+    def __call__(self, query, key, value):
+        logits = np.matmul(query, np.moveaxis(key, -1, -2)) * self.rule(query, key)
+        return np.matmul(attnlib.softmax(logits), value)
+
+
+def make_fixed_scale(width):
+    scale = 1.0 / np.sqrt(width)
+    return lambda q, k, v: attnlib.softmax(np.einsum("...ld,...sd->...ls", q, k) * scale) @ v
+
+
+def loop_no_scale(q, k, v):
+    """2-D only, plain Python loops."""
+    out = np.zeros((q.shape[0], v.shape[1]))
+    for i in range(q.shape[0]):
+        logits = [sum(q[i, t] * k[j, t] for t in range(q.shape[1])) for j in range(k.shape[0])]
+        m = max(logits)
+        e = [math.exp(z - m) for z in logits]
+        for j in range(k.shape[0]):
+            out[i] += e[j] / sum(e) * v[j]
+    return out
+
+
+def batched_heads_after_softmax(q, k, v):
+    """Batched with a head axis, scale applied to the probabilities, weights returned before scaling."""
+    w = attnlib.softmax(np.einsum("bhld,bhsd->bhls", q, k))
+    return np.einsum("bhls,bhsd->bhld", w * q.shape[-1] ** -0.5, v), w
+
+
+class NumpyMHA:
+    """A learner's multi-head layer in nn.MultiheadAttention's layout; ``rule`` picks the scale."""
+
+    rule = "head"
+
+    def __init__(self, num_heads, in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias):
+        self.num_heads = num_heads
+        self.in_proj_weight, self.in_proj_bias = in_proj_weight, in_proj_bias
+        self.out_proj_weight, self.out_proj_bias = out_proj_weight, out_proj_bias
+        self.embed_dim = in_proj_weight.shape[1]
+
+    def __call__(self, query, key, value):
+        E, H = self.embed_dim, self.num_heads
+        w_q, w_k, w_v = np.split(self.in_proj_weight, 3)
+        b_q, b_k, b_v = np.split(self.in_proj_bias, 3)
+
+        def heads(x, w, b):
+            y = x @ w.T + b
+            return y.reshape(*y.shape[:-1], H, E // H).swapaxes(-2, -3)
+
+        q, k, v = heads(query, w_q, b_q), heads(key, w_k, b_k), heads(value, w_v, b_v)
+        scale = {"head": (E // H) ** -0.5, "model": E**-0.5, "none": 1.0}[self.rule]
+        w = attnlib.softmax(q @ k.swapaxes(-1, -2) * scale)
+        out = (w @ v).swapaxes(-2, -3).reshape(*query.shape[:-1], E)
+        return out @ self.out_proj_weight.T + self.out_proj_bias, w
+
+
+class NumpyMHAModelWidth(NumpyMHA):
+    rule = "model"
+
+
+class NumpyMHANoScale(NumpyMHA):
+    rule = "none"
+
+
+STYLE_2 = [
+    (einsum_times, "times_sqrt_dk"),
+    (Attention(lambda q, k: 1.0 / q.shape[-1]), "one_over_dk"),
+    (Attention(lambda q, k: 1.0 / np.sqrt(q.shape[-2])), "wrong_axis"),
+    (Attention(lambda q, k: 1.0 / np.sqrt(k.shape[-1])), "ok"),
+    (make_fixed_scale(768), "sqrt_d_model"),
+    (loop_no_scale, "no_scale"),
+    (batched_heads_after_softmax, "scale_after_softmax"),
+    (NumpyMHA, "ok"),
+    (NumpyMHAModelWidth, "sqrt_d_model"),
+    (NumpyMHANoScale, "no_scale"),
+]
+
+
+@pytest.mark.parametrize("fn, expected", STYLE_2, ids=[str(i) for i in range(len(STYLE_2))])
+def test_other_coding_styles(fn, expected):
+    report = check_attention(fn)
+    assert report.diagnosis == expected, report
+
+
+def test_layer_instance_is_probed_and_restored():
+    ref = MultiHeadAttention.init(96, 8, rng=3)
+    params = (ref.in_proj_weight, ref.in_proj_bias, ref.out_proj_weight, ref.out_proj_bias)
+    layer = NumpyMHAModelWidth(8, *(p.copy() for p in params))
+    report = check_attention(layer)
+    assert report.diagnosis == "sqrt_d_model" and report.candidates == ()
+    assert report.scale[12] == pytest.approx(96**-0.5, rel=1e-9)  # the instance: E = 96, 8 heads
+    assert report.probes[0]["E"] == 96 and len(report.probes) == 6  # then its class at three other sizes
+    assert any("new NumpyMHAModelWidth layers" in n for n in report.notes)
+    for name, p in zip(["in_proj_weight", "in_proj_bias", "out_proj_weight", "out_proj_bias"], params, strict=True):
+        np.testing.assert_array_equal(getattr(layer, name), p)  # parameters given back
+
+
+class FixedLayer(NumpyMHA):
+    """A layer whose class cannot be rebuilt at other sizes (its constructor takes one dict)."""
+
+    rule = "model"
+
+    def __init__(self, params):
+        NumpyMHA.__init__(self, *params)
+
+
+def test_instance_where_two_bugs_coincide_says_so():
+    # E = 64, 8 heads: d_k = 8, and 1/√d_model = 1/√64 = 1/d_k; one size cannot tell them apart
+    params = (8, np.vstack([np.eye(64)] * 3), np.zeros(192), np.eye(64), np.zeros(64))
+    report = check_attention(FixedLayer(params))
+    assert report.diagnosis == "sqrt_d_model"  # the likelier bug in a multi-head layer comes first
+    assert {"one_over_dk", "sqrt_d_model"} <= set(report.candidates)  # and 1/H: H = d_k = 8 too
+    assert any("also equals" in n for n in report.notes) and any("building its class" in n for n in report.notes)
+    report = check_attention(NumpyMHAModelWidth(*params))  # a class that can be rebuilt: no ambiguity left
+    assert report.diagnosis == "sqrt_d_model" and report.candidates == ()
+
+
+# ------------------------------------------------------------------ correct implementations
+
+
+def plain_loop_attention(q, k, v):
+    """Reference written with loops, 2-D inputs: softmax(q·kᵀ/√d_k) v, returns (out, weights)."""
+    L, d = q.shape
+    S = k.shape[0]
+    weights = np.zeros((L, S))
+    for i in range(L):
+        logits = [sum(q[i, t] * k[j, t] for t in range(d)) / math.sqrt(d) for j in range(S)]
+        m = max(logits)
+        e = [math.exp(z - m) for z in logits]
+        weights[i] = [x / sum(e) for x in e]
+    return weights @ v, weights
+
+
+@pytest.mark.parametrize("fn", [
+    scaled_dot_product_attention,
+    lambda q, k, v: scaled_dot_product_attention(q, k, v)[0],
+    lambda q, k, v, mask=None: scaled_dot_product_attention(q, k, v, mask=mask, need_weights=False)[0],
+    plain_loop_attention, good, MultiHeadAttention, MultiHeadAttention.init(96, 3, rng=0),
+], ids=["attnlib", "attnlib-out", "attnlib-mask-out", "loops", "good", "mha-class", "mha-instance"])
+def test_correct_implementations_are_ok(fn):
+    report = check_attention(fn)
+    assert report.ok, report
+    assert report.diagnosis == "ok" and "1/√d_k" in report.message
+
+
+def test_attnlib_with_mask_is_checked_in_float16():
+    report = check_attention(scaled_dot_product_attention)
+    assert report.ok
+    assert any("float16" in n for n in report.notes)
+
+
+# ------------------------------------------------------------------ masks
+
+
+def _masked_logits(q, k, mask):
+    return np.where(mask, q @ kt(k) / math.sqrt(q.shape[-1]), -np.inf)
+
+
+def mask_neg_inf(q, k, v, mask):  # correct; a fully masked row gives NaN, as torch.softmax does
+    return sm(_masked_logits(q, k, mask)) @ v
+
+
+def mask_fill_1e9(q, k, v, mask):
+    s = q @ kt(k) / math.sqrt(q.shape[-1])
+    return sm(np.where(mask, s, -1e9)) @ v  # -1e9 is -inf in float16
+
+
+def mask_add_finfo_min(q, k, v, mask=None):
+    s = q @ kt(k) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        s = s + np.where(mask, 0, np.finfo(s.dtype).min).astype(s.dtype)  # -65504 + (-20) = -inf in float16
+    return sm(s) @ v
+
+
+def mask_blocked_convention(q, k, v, mask):  # True = blocked, as nn.MultiheadAttention
+    s = np.where(mask, -np.inf, q @ kt(k) / math.sqrt(q.shape[-1]))
+    return sm(s) @ v
+
+
+def mask_ignored(q, k, v, mask=None):
+    return sm(q @ kt(k) / math.sqrt(q.shape[-1])) @ v
+
+
+def mask_too_weak(q, k, v, mask):
+    s = q @ kt(k) / math.sqrt(q.shape[-1])
+    return sm(np.where(mask, s, s - 2.0)) @ v
+
+
+def test_mask_bugs_are_named():
+    for fn in (mask_fill_1e9, mask_add_finfo_min, mask_ignored, mask_too_weak):
+        assert check_attention(fn).diagnosis == "mask_overflow", fn.__name__
+    r = check_attention(mask_fill_1e9)
+    assert "NaN weights in float16 but uniform in float32" in r.message
+    r = check_attention(mask_add_finfo_min)
+    assert "finfo(float16).min" in r.message
+
+
+def test_correct_masks_pass_and_say_what_was_seen():
+    r = check_attention(mask_neg_inf)
+    assert r.ok and any("gets NaN" in n for n in r.notes)
+    r = check_attention(mask_blocked_convention)
+    assert r.ok and any("True = blocked" in n for n in r.notes)
+
+
+# ------------------------------------------------------------------ scale recovery: property
+
+
+@given(
+    dims=st.lists(st.tuples(st.integers(1, 4), st.integers(1, 5), st.integers(1, 9), st.integers(2, 9),
+                            st.integers(1, 48), st.integers(1, 6)), min_size=1, max_size=3),
+    scale=st.floats(0.02, 4.0),
+    seed=st.integers(0, 2**16),
+)
+@settings(max_examples=40, deadline=None)
+def test_recovered_scale_matches_the_true_one(dims, scale, seed):
+    shapes = [(b, h, L, S, d, S + extra) for b, h, L, S, d, extra in dims]
+    report = check_attention(lambda q, k, v: scaled_dot_product_attention(q, k, v, scale=scale), shapes=shapes, rng=seed)
+    assert report.diagnosis != "error", report
+    for p in report.probes:
+        assert p["c"] == pytest.approx(scale, rel=1e-6)
+
+
+@given(dims=st.tuples(st.integers(2, 4), st.integers(2, 5), st.integers(2, 9), st.integers(2, 9), st.integers(2, 48)),
+       seed=st.integers(0, 2**16))
+@settings(max_examples=20, deadline=None)
+def test_true_scale_is_ok_at_random_shapes(dims, seed):
+    b, h, L, S, d = dims
+    report = check_attention(scaled_dot_product_attention, shapes=[(b, h, L, S, d, S + 1)], rng=seed)
+    assert report.ok, report
+
+
+# ------------------------------------------------------------------ faulty functions: a report, never a crash
+
+
+def _raises(q, k, v):
+    raise ZeroDivisionError("my bug")
+
+
+@pytest.mark.parametrize("fn, words", [
+    (_raises, "raised ZeroDivisionError: my bug"),
+    (lambda q, k, v: q, "output of shape"),
+    (lambda q, k, v: np.full(q.shape[:-1] + v.shape[-1:], np.nan), "NaN"),
+    (lambda q, k, v: "attention", "string"),
+    (lambda q, k, v: None, "None"),
+    (lambda q, k, v: (v, v, v), "3 values"),
+    (lambda q, k, v: object(), "not a real-valued numeric array"),
+    (lambda q, k, v: (good(q, k, v)[0], q), "weights of shape"),
+    (lambda q: q, "raised TypeError"),
+])
+def test_bad_functions_give_an_error_report(fn, words):
+    report = check_attention(fn)
+    assert isinstance(report, AttentionReport)
+    assert report.diagnosis == "error" and not report.ok
+    assert words in report.message, report.message
+
+
+def test_not_attention_cases():
+    def softmax_over_queries(q, k, v):
+        return sm(q @ kt(k) / math.sqrt(q.shape[-1]), axis=-2) @ v
+
+    def squared_logits(q, k, v):
+        return sm((q @ kt(k)) ** 2 / q.shape[-1]) @ v
+
+    def relu_weights(q, k, v):
+        w = np.maximum(q @ kt(k), 0) + 1e-3
+        return (w / w.sum(-1, keepdims=True)) @ v
+
+    assert "queries axis" in check_attention(softmax_over_queries).message
+    for fn in (softmax_over_queries, squared_logits, relu_weights):
+        assert check_attention(fn).diagnosis == "not_attention", fn.__name__
+
+
+def test_layer_without_heads_is_an_error_report():
+    class NoHeads:
+        in_proj_weight = np.zeros((12, 4))
+
+        def __call__(self, q, k, v):
+            return q
+
+    report = check_attention(NoHeads())
+    assert report.diagnosis == "error" and "num_heads" in report.message
+
+
+def test_diagnosis_codes_are_documented():
+    doc = attnlib.checker.__doc__
+    for code in DIAGNOSES:
+        assert f"``{code}``" in doc, code
+
+
+# ------------------------------------------------------------------ bad arguments to the checker
+
+
+@pytest.mark.parametrize("kwargs, err, words", [
+    (dict(fn=3), TypeError, "fn must be a callable"),
+    (dict(fn=good, backend="jax"), ValueError, "backend must be"),
+    (dict(fn=good, shapes="big"), TypeError, "shapes must be a sequence"),
+    (dict(fn=good, shapes=[(1, 2, 3)]), ValueError, "shapes entries must be"),
+    (dict(fn=good, shapes=[(1, 2, 3, 4, 5, 2)]), ValueError, "d_v > S"),
+    (dict(fn=good, shapes=[(1, 2, 3, 1, 5, 6)]), ValueError, "S >= 2"),
+    (dict(fn=good, shapes=[(0, 2, 3, 4, 5, 6)]), ValueError, "positive integers"),
+    (dict(fn=good, shapes=[]), ValueError, "at least one probe"),
+    (dict(fn=good, rng="x"), TypeError, "rng"),
+])
+def test_bad_arguments_name_the_argument(kwargs, err, words):
+    fn = kwargs.pop("fn")
+    with pytest.raises(err, match=words):
+        check_attention(fn, **kwargs)
+
+
+# ------------------------------------------------------------------ torch (optional)
+
+
+def test_torch_implementations():
+    torch = pytest.importorskip("torch")
+    F = torch.nn.functional
+
+    def t_sqrt_d_model(q, k, v):
+        B, H, L, d = q.shape
+        return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(H * d), dim=-1) @ v
+
+    def t_mask_1e9(q, k, v, mask=None):
+        s = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+        if mask is not None:
+            s = s.masked_fill(mask == 0, -1e9)
+        return torch.softmax(s, dim=-1) @ v
+
+    def t_values(q, k, v):
+        return torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ (v / math.sqrt(k.size(-1)))
+
+    assert check_attention(F.scaled_dot_product_attention).ok
+    assert check_attention(t_sqrt_d_model).diagnosis == "sqrt_d_model"
+    assert check_attention(t_mask_1e9).diagnosis == "mask_overflow"
+
+    def t_mask_numbers(q, k, v, mask):  # 1 = attend, 0 = pad (a bool tensor cannot be subtracted in torch)
+        s = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+        return torch.softmax(s + (1.0 - mask) * -1e9, dim=-1) @ v
+
+    r = check_attention(t_mask_numbers)
+    assert r.diagnosis == "mask_overflow" and any("1 = may attend" in n for n in r.notes), r
+    def t_after(q, k, v):
+        return torch.softmax(q @ k.transpose(-2, -1), dim=-1) / math.sqrt(k.size(-1)) @ v
+
+    def t_values_hidden(q, k, v):
+        v = v + 0.0  # a new tensor: the checker can no longer watch v
+        return torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ (v / math.sqrt(k.size(-1)))
+
+    # output only: told apart by watching v (a tracking tensor subclass)
+    assert check_attention(t_values).diagnosis == "scaled_values"
+    assert check_attention(t_after).diagnosis == "scale_after_softmax"
+    r = check_attention(t_values_hidden)  # the two placements cannot be told apart any more
+    assert r.diagnosis in ("scaled_values", "scale_after_softmax")
+    assert set(r.candidates) == {"scaled_values", "scale_after_softmax"} and "both fit" in r.message
+    for layer in (torch.nn.MultiheadAttention(64, 8, batch_first=True), torch.nn.MultiheadAttention(48, 4),
+                  torch.nn.MultiheadAttention):
+        before = None if isinstance(layer, type) else layer.in_proj_weight.detach().clone()
+        assert check_attention(layer).ok
+        if before is not None:
+            assert torch.equal(before, layer.in_proj_weight.detach())
+
+
+def mask_numbers_1e9(q, k, v, mask):  # (1 - mask) * -1e9 added in the logits' dtype: 0 * -inf = NaN in float16
+    s = q @ kt(k) / math.sqrt(q.shape[-1])
+    return sm(s + (1 - mask.astype(s.dtype)) * -1e9) @ v
+
+
+def mask_additive(q, k, v, mask=None):  # a float mask added to the logits, as torch SDPA's float masks
+    s = q @ kt(k) / math.sqrt(q.shape[-1])
+    return sm(s if mask is None else s + mask) @ v
+
+
+def test_other_mask_conventions():
+    r = check_attention(mask_numbers_1e9)
+    assert r.diagnosis == "mask_overflow" and "open keys turn NaN" in r.message
+    r = check_attention(mask_additive)
+    assert r.ok and any("added to the logits" in n for n in r.notes)
+
+
+def test_a_function_that_scales_its_inputs_in_place_is_measured_right():
+    def in_place(q, k, v):
+        q /= math.sqrt(q.shape[-1])  # edits the caller's array
+        return sm(q @ kt(k)) @ v
+
+    def in_place_bug(q, k, v):
+        k *= 1.0  # touches k, no scale at all
+        return sm(q @ kt(k)) @ v
+
+    assert check_attention(in_place).ok
+    assert check_attention(in_place_bug).diagnosis == "no_scale"
+
+
+class SeqFirstMHA(NumpyMHA):
+    """Sequence first, (L, N, E), like nn.MultiheadAttention's default, and no batch_first attribute."""
+
+    def __call__(self, query, key, value):
+        out, w = NumpyMHA.__call__(self, *(np.swapaxes(x, 0, 1) for x in (query, key, value)))
+        return np.swapaxes(out, 0, 1), w
+
+
+def test_sequence_first_layer_without_batch_first_attribute():
+    assert check_attention(SeqFirstMHA).ok
+
+
+def test_torch_style_classes():
+    torch = pytest.importorskip("torch")
+
+    class TorchMHA(torch.nn.Module):
+        """A learner's module in nn.MultiheadAttention's layout; forward(query, key, value, mask=None)."""
+
+        def __init__(self, embed_dim, num_heads, wrong_width=False):
+            super().__init__()
+            self.embed_dim, self.num_heads, self.wrong_width = embed_dim, num_heads, wrong_width
+            self.in_proj_weight = torch.nn.Parameter(torch.randn(3 * embed_dim, embed_dim) * 0.1)
+            self.in_proj_bias = torch.nn.Parameter(torch.zeros(3 * embed_dim))
+            self.out_proj = torch.nn.Linear(embed_dim, embed_dim)
+            self.batch_first = True
+
+        def forward(self, query, key, value, mask=None):
+            E, H = self.embed_dim, self.num_heads
+            q, k, v = (torch.nn.functional.linear(x, w, b).unflatten(-1, (H, E // H)).transpose(1, 2)
+                       for x, w, b in zip((query, key, value), self.in_proj_weight.chunk(3),
+                                          self.in_proj_bias.chunk(3), strict=True))
+            scale = E**-0.5 if self.wrong_width else (E // H) ** -0.5
+            w = torch.softmax(q @ k.transpose(-2, -1) * scale, dim=-1)
+            return self.out_proj((w @ v).transpose(1, 2).flatten(-2)), w
+
+    class TorchMHAWide(TorchMHA):
+        def __init__(self, embed_dim, num_heads):
+            super().__init__(embed_dim, num_heads, wrong_width=True)
+
+    class SingleHead(torch.nn.Module):  # a module that is a plain attention function
+        def forward(self, q, k, v, mask=None):
+            s = q @ k.transpose(-2, -1) / q.size(-1)
+            if mask is not None:
+                s = s.masked_fill(~mask, float("-inf"))
+            return torch.softmax(s, -1) @ v
+
+    assert check_attention(TorchMHA).ok
+    assert check_attention(TorchMHA(96, 8)).ok
+    r = check_attention(TorchMHAWide)
+    assert r.diagnosis == "sqrt_d_model", r
+    r = check_attention(SingleHead())
+    assert r.diagnosis == "one_over_dk" and not any("takes no mask" in n for n in r.notes)
+
+
+def test_torch_stays_optional_and_lazy(monkeypatch):
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np, attnlib\n"
+            "r = attnlib.check_attention(attnlib.scaled_dot_product_attention)\n"
+            "print(r.ok, 'torch' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "False"]  # a numpy function never imports torch
+    monkeypatch.setattr(attnlib.checker, "_torch_installed", lambda: False)
+    with pytest.raises(ValueError, match="backend='torch' needs torch"):
+        check_attention(good, backend="torch")
+    report = check_attention(lambda q, k, v: q.size(-1))  # numpy fails and there is no torch to try
+    assert report.diagnosis == "error" and "TypeError" in report.message
+
+
+def test_layer_with_other_projections_gets_a_clear_report():
+    class SeparateProjections:  # q_proj / k_proj / v_proj, as many codebases write it
+        num_heads = 2
+
+        def __init__(self):
+            self.out_proj = object()
+
+        def __call__(self, query, key, value):
+            return query
+
+    report = check_attention(SeparateProjections())
+    assert report.diagnosis == "error" and "in_proj_weight (3E, E)" in report.message
+
+
+def test_function_that_wants_a_two_d_mask():
+    def mask_2d_only(q, k, v, mask):
+        L, S = mask.shape  # (L, S), shared by every batch and head
+        s = q @ kt(k) / math.sqrt(q.shape[-1])
+        return sm(np.where(mask.reshape(1, 1, L, S), s, -1e9)) @ v
+
+    def mask_2d_ok(q, k, v, mask=None):
+        s = q @ kt(k) / math.sqrt(q.shape[-1])
+        if mask is not None:
+            s = np.where(mask.reshape((1,) * (s.ndim - 2) + mask.shape), s, -np.inf)
+        return scaled_dot_product_attention(q, k, v, mask=np.isfinite(s))[0]
+
+    assert check_attention(mask_2d_only).diagnosis == "mask_overflow"
+    assert check_attention(mask_2d_ok).ok
