@@ -356,9 +356,8 @@ def test_self_check_answers_lesson_03():
 _SOURCE_AS_SEED = re.compile(r"\bseed(?:'s|\s+text|_claim|_logits)|\bthe\s+seed\b", re.IGNORECASE)
 
 
-@pytest.mark.parametrize("prefix", ["00", "01", "02", "03", "04", "05", "06"])
-def test_lessons_name_the_textbook_answer_not_the_seed(prefix):
-    (path,) = NOTEBOOKS.glob(f"{prefix}-*.ipynb")
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("[0-9][0-9]-*.ipynb")), ids=lambda p: p.name[:2])
+def test_lessons_name_the_textbook_answer_not_the_seed(path):
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     texts = ["".join(c["source"]) for c in cells]
     texts += ["".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/markdown", ""))
