@@ -221,7 +221,8 @@ class Kernel:
 
         msgs = await self.wait_for(mid, finished, timeout_s)
         dt = time.perf_counter() - t0
-        errors = [f"{m['content']['ename']}: {m['content']['evalue']}" for m in msgs if m["header"]["msg_type"] == "error"]
+        errors = [f"{m['content']['ename']}: {m['content']['evalue']}" for m in msgs
+                  if m["header"]["msg_type"] == "error"]
         errors += [m["content"]["text"] for m in msgs if m["header"]["msg_type"] == "stream"
                    and m["content"]["name"] == "stderr"]
         stdout = "".join(m["content"]["text"] for m in msgs if m["header"]["msg_type"] == "stream"
@@ -286,10 +287,10 @@ async def learner(hub, client, name, lessons, args, log):
         kernel = None
         session_id = None
         try:
+            body = {"path": f"notebooks/{lesson.name}", "type": "notebook", "name": lesson.name,
+                    "kernel": {"name": "python3"}}
             resp = await client.fetch(HTTPRequest(f"{base}/api/sessions", method="POST", headers=headers,
-                                                  body=json.dumps({"path": f"notebooks/{lesson.name}", "type": "notebook",
-                                                                   "name": lesson.name, "kernel": {"name": "python3"}}),
-                                                  request_timeout=120))
+                                                  body=json.dumps(body), request_timeout=120))
             session = json.loads(resp.body)
             session_id = session["id"]
             ws = await websocket_connect(HTTPRequest(
@@ -367,7 +368,8 @@ async def one_round(n, lessons, args, hub_python, chp, log):
                 if isinstance(r, BaseException):
                     lost += len(lessons)
                     log(f"  learner{i + 1}: FAILED before or after its lessons: {type(r).__name__}: {r}")
-                    records += [{"learner": f"learner{i + 1}", "lesson": p.stem, "error": repr(r)[:300]} for p in lessons]
+                    records += [{"learner": f"learner{i + 1}", "lesson": p.stem, "error": repr(r)[:300]}
+                                for p in lessons]
                 else:
                     records += r
             for i in range(n):
