@@ -59,7 +59,13 @@ QUIET_S = 0.4
 # pause, so a reader sweeping one way at a steady pace rarely presses while one of those
 # guesses is being rendered.
 QUIET_OTHERS_S = 2.0
-_last_activity = [0.0]  # time.monotonic() of the last cell run or slider move in this kernel
+# A cell that has just finished asks for less: under Run All the next queued cell starts within
+# milliseconds, so this pause is never seen between two cells, and a first press comes sooner
+# after Run All than a second press after a first.
+QUIET_AFTER_CELL_S = 0.25
+# time.monotonic() of the last cell run or slider move in this kernel, and the pause it asks for
+# before the states due "after QUIET_S" are rendered
+_last_activity = [0.0, QUIET_S]
 _hooked_shells = set()  # id() of each IPython shell whose cell runs already count as activity
 _views = []  # weak references to the live SliderViews of this kernel, oldest first
 _last_moved = [None]  # weak reference to the view whose slider moved last
@@ -67,7 +73,11 @@ _prefetch_chain = [None]  # the event loop running the kernel's one prefetch cha
 
 
 def _note_activity(*_):
-    _last_activity[0] = time.monotonic()
+    _last_activity[:] = [time.monotonic(), QUIET_S]
+
+
+def _note_cell_run(*_):
+    _last_activity[:] = [time.monotonic(), QUIET_AFTER_CELL_S]
 
 
 def _count_cell_runs_as_activity():
@@ -76,7 +86,7 @@ def _count_cell_runs_as_activity():
 
     shell = get_ipython()
     if shell is not None and id(shell) not in _hooked_shells:
-        shell.events.register("post_run_cell", _note_activity)
+        shell.events.register("post_run_cell", _note_cell_run)
         _hooked_shells.add(id(shell))
 
 
@@ -144,7 +154,7 @@ def _schedule_prefetch():
             _prefetch_chain[0] = None  # the next move or new view starts a new chain
             return
         view, values, quiet = todo[0]
-        wait = _last_activity[0] + quiet - time.monotonic()
+        wait = _last_activity[0] + (_last_activity[1] if quiet == QUIET_S else quiet) - time.monotonic()
         if wait > 0:
             loop.call_later(wait, one_more)
             return
@@ -154,7 +164,7 @@ def _schedule_prefetch():
             failed.add((id(view), _key(values)))
         loop.call_later(0.01, one_more)
 
-    loop.call_later(QUIET_S, one_more)
+    loop.call_later(min(QUIET_S, QUIET_AFTER_CELL_S), one_more)
 
 
 class SliderView(widgets.VBox):

@@ -311,3 +311,31 @@ def test_prefetch_renders_one_step_neighbours_of_every_view_before_further_state
 
     _in_own_loop(main)
     assert drawn[:6] == [{"a": 5}, {"b": 5}, {"a": 6}, {"b": 6}, {"a": 4}, {"b": 4}]
+
+
+def test_a_finished_cell_asks_for_a_shorter_pause_than_a_slider_move(monkeypatch):
+    import asyncio
+
+    monkeypatch.setattr(widgets, "_views", [])
+    monkeypatch.setattr(widgets, "_last_moved", [None])
+    monkeypatch.setattr(widgets, "QUIET_S", 60.0)  # after a move (or a view shown) nothing comes in this test
+    drawn = []
+
+    def draw(a):
+        drawn.append(a)
+        return plots.probability_bars([0.5, 0.5], title=str(a))
+
+    async def main(after_cell):
+        drawn.clear()
+        widgets.slider_view(draw, a=widgets.int_slider("a", 0, 9, 5))  # shown: counts as a move
+        if after_cell:
+            widgets._note_cell_run()  # the cell that built the view has finished
+        for _ in range(40):
+            await asyncio.sleep(0.05)
+            if len(drawn) >= 3:
+                break
+        return list(drawn)
+
+    assert _in_own_loop(lambda: main(after_cell=False)) == [5]
+    monkeypatch.setattr(widgets, "_views", [])
+    assert _in_own_loop(lambda: main(after_cell=True)) == [5, 6, 4]
