@@ -144,16 +144,19 @@ def _schedule_prefetch():
     failed = set()  # (view id, state key) whose draw raised: the real update shows the error
 
     def one_more():
-        todo = []
-        for view, values, quiet in _prefetch_plan_all(SliderView.PREFETCH_STEPS):
-            key = _key(values)
-            if key not in view._rendered and (id(view), key) not in failed and \
-                    sum(1 for w, *_ in todo if w is view) < view.CACHE_SIZE // 2:
-                todo.append((view, values, quiet))
-        if not todo:
+        try:
+            next_render()
+        except Exception:  # never leave a dead chain marked as running
+            _prefetch_chain[0] = None
+            raise
+
+    def next_render():
+        todo = ((view, values, quiet) for view, values, quiet in _prefetch_plan_all(SliderView.PREFETCH_STEPS)
+                if _key(values) not in view._rendered and (id(view), _key(values)) not in failed)
+        view, values, quiet = next(todo, (None, None, None))
+        if view is None:
             _prefetch_chain[0] = None  # the next move or new view starts a new chain
             return
-        view, values, quiet = todo[0]
         wait = _last_activity[0] + (_last_activity[1] if quiet == QUIET_S else quiet) - time.monotonic()
         if wait > 0:
             loop.call_later(wait, one_more)
