@@ -248,10 +248,10 @@ class SliderView(widgets.VBox):
                 return ref, png
         fig = self.draw(**values)
         if _apply_layout(fig, self._layout):
-            png, texts = _png(fig, record_text=True)
+            canvas, texts = _agg_draw(fig, record_text=True)
             if _text_fits(fig, texts, self._layout):
                 plt.close(fig)
-                return fig, png
+                return fig, _encode(canvas)
             plt.close(fig)
             fig = self.draw(**values)
         png = _png(fig)
@@ -375,9 +375,13 @@ def _png(fig, record_text=False):
     and decoding an RGBA PNG on the way), then quantised and written at zlib level 1.
     With ``record_text``, returns (PNG, the Text artists drawn).
     """
-    import numpy as np
+    canvas, texts = _agg_draw(fig, record_text)
+    return (_encode(canvas), texts) if record_text else _encode(canvas)
+
+
+def _agg_draw(fig, record_text=False):
+    """Draw ``fig`` once on an Agg canvas; returns (canvas, the Text artists drawn if ``record_text``)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from PIL import Image
 
     canvas = FigureCanvasAgg(fig)
     texts = []
@@ -394,11 +398,19 @@ def _png(fig, record_text=False):
     canvas.draw()
     if record_text:
         del canvas.get_renderer().draw_text
+    return canvas, texts
+
+
+def _encode(canvas) -> bytes:
+    """The canvas's pixels as a 256-colour PNG (zlib level 1)."""
+    import numpy as np
+    from PIL import Image
+
     rgba = np.asarray(canvas.buffer_rgba())
     paletted = Image.fromarray(rgba, "RGBA").convert("RGB").quantize(colors=256, method=Image.Quantize.FASTOCTREE)
     out = io.BytesIO()
     paletted.save(out, format="png", compress_level=1)
-    return (out.getvalue(), texts) if record_text else out.getvalue()
+    return out.getvalue()
 
 
 def _key(values: dict) -> tuple:
