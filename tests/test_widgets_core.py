@@ -251,6 +251,7 @@ def test_states_whose_text_fits_keep_the_reference_layout_and_wider_ones_get_the
 def test_reference_state_png_has_the_pixels_savefig_writes():
     import io
 
+    import numpy as np
     from PIL import Image
 
     view = widgets.slider_view(_scaled_bars, scale=widgets.options_slider("scale", [1, 10, 100], 10))
@@ -261,9 +262,9 @@ def test_reference_state_png_has_the_pixels_savefig_writes():
     buf.seek(0)
     with Image.open(buf) as im:
         ref = im.convert("RGB").quantize(colors=256, method=Image.Quantize.FASTOCTREE).convert("RGB")
-    assert (_rgb(view.render({"scale": 10})) == __import__("numpy").asarray(ref)).all()
+    assert (_rgb(view.render({"scale": 10})) == np.asarray(ref)).all()
     view._rendered.clear()  # the reference state drawn again through the frozen layout: same pixels
-    assert (_rgb(view.render({"scale": 10})) == __import__("numpy").asarray(ref)).all()
+    assert (_rgb(view.render({"scale": 10})) == np.asarray(ref)).all()
 
 
 def test_prefetch_plan_puts_every_views_one_step_neighbours_first(monkeypatch):
