@@ -13,6 +13,7 @@ import asyncio
 import io
 import re
 import time
+import weakref
 from collections import OrderedDict
 from fractions import Fraction
 
@@ -52,16 +53,31 @@ def options_slider(description, options, value=None):
 # move (in any view). Rendering ahead never delays a cell (nbval, Run All) or a run of key
 # presses; a press after a pause waits at most for the one render in progress.
 QUIET_S = 0.4
-# States further along the reader's last move are rendered after QUIET_S; the other nearby
-# states only after this longer pause, so a reader sweeping one way at a steady pace rarely
-# presses while one of those guesses is being rendered.
+# After QUIET_S: the states further along the reader's last move, then the one-step
+# neighbours of every view's current state (what a first press or a press on another view
+# asks for). The other nearby states of the view just moved come only after this longer
+# pause, so a reader sweeping one way at a steady pace rarely presses while one of those
+# guesses is being rendered.
 QUIET_OTHERS_S = 2.0
-_last_activity = [0.0]  # time.monotonic() of the last cell run or slider move in this kernel
+# A cell that has just finished asks for less: under Run All the next queued cell starts within
+# milliseconds, so this pause is never seen between two cells, and a first press comes sooner
+# after Run All than a second press after a first.
+QUIET_AFTER_CELL_S = 0.25
+# time.monotonic() of the last cell run or slider move in this kernel, and the pause it asks for
+# before the states due "after QUIET_S" are rendered
+_last_activity = [0.0, QUIET_S]
 _hooked_shells = set()  # id() of each IPython shell whose cell runs already count as activity
+_views = []  # weak references to the live SliderViews of this kernel, oldest first
+_last_moved = [None]  # weak reference to the view whose slider moved last
+_prefetch_chain = [None]  # the event loop running the kernel's one prefetch chain, or None
 
 
 def _note_activity(*_):
-    _last_activity[0] = time.monotonic()
+    _last_activity[:] = [time.monotonic(), QUIET_S]
+
+
+def _note_cell_run(*_):
+    _last_activity[:] = [time.monotonic(), QUIET_AFTER_CELL_S]
 
 
 def _count_cell_runs_as_activity():
@@ -70,8 +86,88 @@ def _count_cell_runs_as_activity():
 
     shell = get_ipython()
     if shell is not None and id(shell) not in _hooked_shells:
-        shell.events.register("post_run_cell", _note_activity)
+        shell.events.register("post_run_cell", _note_cell_run)
         _hooked_shells.add(id(shell))
+
+
+def _live_views() -> list:
+    """Views still alive and open (a closed widget's ``comm`` is None), oldest first."""
+    views = [v for v in (r() for r in _views) if v is not None and getattr(v, "comm", None) is not None]
+    _views[:] = [weakref.ref(v) for v in views]
+    return views
+
+
+def _prefetch_plan_all(steps: int) -> list:
+    """(view, slider values, seconds of quiet needed) for every live view, in the order to render them.
+
+    1. the view moved last: states further along its last move (after QUIET_S);
+    2. every view: the states one key press away, "up" before "down" (after QUIET_S), except the
+       view moved last, whose other guesses wait for QUIET_OTHERS_S;
+    3. then the rest of each view's plan (further states), as ``SliderView._prefetch_plan`` orders it.
+    """
+    moved = _last_moved[0]() if _last_moved[0] is not None else None
+    views = _live_views()
+    first, near, rest = [], [], []
+    if moved is not None and moved in views:
+        plan = moved._prefetch_plan(steps)
+        n_along = sum(1 for _, q in plan if q == QUIET_S)
+        first = [(moved, v, q) for v, q in plan[:n_along]]
+        rest += [(moved, v, q) for v, q in plan[n_along:]]
+    for direction in (1, -1):
+        for view in views:
+            if view is moved:
+                continue
+            for name in view.sliders:
+                value = _step(view.sliders[name], direction)
+                if value is not None:
+                    near.append((view, {**view.values(), name: value}, QUIET_S))
+    for view in views:
+        if view is not moved:
+            rest += [(view, v, q) for v, q in view._prefetch_plan(steps)]
+    return first + near + rest
+
+
+def _schedule_prefetch():
+    """Once the kernel is quiet, render the planned states not yet kept, one per loop turn.
+
+    One chain per kernel, on the kernel's own thread between messages (no threads, no pyplot
+    races); the plan is made again before each render, so a move reorders it at once.
+    Outside a running event loop (plain Python, tests) it does nothing.
+    """
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    if _prefetch_chain[0] is loop:
+        return  # the running chain reads the new state itself
+    _prefetch_chain[0] = loop
+    failed = set()  # (view id, state key) whose draw raised: the real update shows the error
+
+    def one_more():
+        try:
+            next_render()
+        except Exception:  # never leave a dead chain marked as running
+            _prefetch_chain[0] = None
+            raise
+
+    def next_render():
+        todo = ((view, values, quiet) for view, values, quiet in _prefetch_plan_all(SliderView.PREFETCH_STEPS)
+                if _key(values) not in view._rendered and (id(view), _key(values)) not in failed)
+        view, values, quiet = next(todo, (None, None, None))
+        if view is None:
+            _prefetch_chain[0] = None  # the next move or new view starts a new chain
+            return
+        wait = _last_activity[0] + (_last_activity[1] if quiet == QUIET_S else quiet) - time.monotonic()
+        if wait > 0:
+            loop.call_later(wait, one_more)
+            return
+        try:
+            view.render(values)
+        except Exception:
+            failed.add((id(view), _key(values)))
+        loop.call_later(0.01, one_more)
+
+    loop.call_later(min(QUIET_S, QUIET_AFTER_CELL_S), one_more)
 
 
 class SliderView(widgets.VBox):
@@ -79,10 +175,14 @@ class SliderView(widgets.VBox):
 
     ``draw`` must depend only on the slider values (it draws from data computed once),
     so each rendered state's PNG is kept: moving back to a state shows it at once.
-    The PNG is rendered once per state, without the inline backend's second (tight-bbox)
-    pass; the plots use constrained layout, so nothing is cut off. When the kernel is
-    quiet, states up to ``PREFETCH_STEPS`` key presses away on each slider are rendered
-    ahead: further along the last move after ``QUIET_S``, the others after ``QUIET_OTHERS_S``.
+    A state's PNG is a pure function of that state: the same values give the same bytes
+    whatever was rendered before. Layout: the view's figure is laid out once, by its own
+    constrained layout, at the values the sliders had when the view was built (its
+    *reference state*); every state is then drawn at those frozen positions (axes, colour
+    bars, suptitle), in one Agg pass without a layout pass, so panels stay put as the
+    sliders move. When the kernel is quiet, states are rendered ahead (see
+    ``_prefetch_plan_all``): further along the last move, then every view's one-step
+    neighbours, after ``QUIET_S``; the other guesses after ``QUIET_OTHERS_S``.
     """
 
     CACHE_SIZE = 64  # PNGs kept per view (tens of kB each; Figures are not kept)
@@ -95,11 +195,13 @@ class SliderView(widgets.VBox):
         self._rendered = OrderedDict()  # state key -> PNG bytes, least recently used first
         self._figure = (None, None)  # (state key, Figure) of the state drawn last
         self._last_move = None  # (slider name, +1/-1) of the last move
-        self._generation = 0  # bumped on every move: a stale prefetch chain stops
+        self._reference = self.values()  # the state whose constrained layout every state uses
+        self._layout = None  # the reference state's layout, measured when first needed
         super().__init__([*self.sliders.values(), self.output])
         for s in self.sliders.values():
             s.observe(self._on_change, names="value")
         _count_cell_runs_as_activity()
+        _views.append(weakref.ref(self))
         self._show()
 
     def values(self) -> dict:
@@ -110,26 +212,51 @@ class SliderView(widgets.VBox):
         """The Figure of the state shown now (drawn again if only its PNG was kept)."""
         key = _key(self.values())
         if self._figure[0] != key:
-            fig = self.draw(**self.values())
-            plt.close(fig)
+            fig, _ = self._draw_and_render(self.values())
             self._figure = (key, fig)
         return self._figure[1]
 
     def render(self, values: dict) -> bytes:
-        """The PNG for ``values``: from the cache, or drawn, rendered and cached."""
+        """The PNG for ``values``: from the cache, or drawn, rendered and cached (pure in ``values``)."""
         key = _key(values)
         if key in self._rendered:
             self._rendered.move_to_end(key)
             return self._rendered[key]
-        fig = self.draw(**values)
-        png = _png(fig)
-        plt.close(fig)
+        fig, png = self._draw_and_render(values)
         if key == _key(self.values()):
             self._figure = (key, fig)  # keep the shown state's Figure (for last_figure), not prefetched ones
         self._rendered[key] = png
         if len(self._rendered) > self.CACHE_SIZE:
             self._rendered.popitem(last=False)
         return self._rendered[key]
+
+    def _draw_and_render(self, values: dict):
+        """(closed Figure, PNG) of ``values``: at the reference layout when its text fits there, else laid out anew.
+
+        The first call lays out the reference state (constrained layout) and keeps its axes
+        positions and how far each axes' text reaches beyond it. A state is then drawn at
+        those positions; if any of its text reaches further than the reference's did (wider
+        tick labels, a longer label) or leaves the figure, it is drawn again with its own
+        constrained layout. Either way the result depends on ``values`` alone.
+        """
+        if self._layout is None:
+            ref = self.draw(**self._reference)
+            png, texts = _png(ref, record_text=True)
+            self._layout = _measure_layout(ref, texts)
+            plt.close(ref)
+            if _key(values) == _key(self._reference):
+                return ref, png
+        fig = self.draw(**values)
+        if _apply_layout(fig, self._layout):
+            canvas, texts = _agg_draw(fig, record_text=True)
+            if _text_fits(fig, texts, self._layout):
+                plt.close(fig)
+                return fig, _encode(canvas)
+            plt.close(fig)
+            fig = self.draw(**values)
+        png = _png(fig)
+        plt.close(fig)
+        return fig, png
 
     def update(self, change=None):
         """Show the figure for the current slider values; returns that Figure."""
@@ -140,6 +267,7 @@ class SliderView(widgets.VBox):
         slider = change["owner"]
         name = next(n for n, s in self.sliders.items() if s is slider)
         self._last_move = (name, _direction(slider, change["old"], change["new"]))
+        _last_moved[0] = weakref.ref(self)
         self._show()
 
     def _show(self):
@@ -147,9 +275,8 @@ class SliderView(widgets.VBox):
         with self.output:
             self.output.clear_output(wait=True)
             display(Image(data=png, format="png"))
-        self._generation += 1
         _note_activity()
-        self._schedule_prefetch()
+        _schedule_prefetch()
 
     def neighbours(self, steps: int = 1) -> list[dict]:
         """Slider values up to ``steps`` key presses away, one slider moved at a time.
@@ -175,51 +302,114 @@ class SliderView(widgets.VBox):
                 out.append(({**now, name: value}, quiet))
         return out
 
-    def _schedule_prefetch(self):
-        """Once the kernel is quiet, render the nearby states not yet kept, one per loop turn.
 
-        Runs on the kernel's own thread between messages (no threads, no pyplot races).
-        Outside a running event loop (plain Python, tests) it does nothing.
-        """
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return
-        todo = self._prefetch_plan(self.PREFETCH_STEPS)[: self.CACHE_SIZE // 2]
-        generation = self._generation
-
-        def one_more():
-            if generation != self._generation:
-                return  # the reader moved on: a newer chain has taken over
-            while todo and _key(todo[0][0]) in self._rendered:
-                todo.pop(0)
-            if not todo:
-                return
-            wait = _last_activity[0] + todo[0][1] - time.monotonic()
-            if wait > 0:
-                loop.call_later(wait, one_more)
-                return
-            try:
-                self.render(todo.pop(0)[0])
-            except Exception:  # the real update will show the error; stop guessing ahead
-                return
-            loop.call_later(0.01, one_more)
-
-        loop.call_later(QUIET_S, one_more)
+def _measure_layout(fig, texts) -> dict:
+    """Where constrained layout put ``fig``'s axes (colour bars included) and super-titles, and how
+    far (pixels) the drawn ``texts`` of each axes reach beyond it on each side. ``fig`` has been drawn."""
+    return {
+        "axes": [ax.get_position(original=True).frozen() for ax in fig.axes],
+        "reach": _text_reach(fig, texts),
+        "texts": {name: getattr(fig, name).get_position() for name in ("_suptitle", "_supxlabel", "_supylabel")
+                  if getattr(fig, name, None) is not None},
+    }
 
 
-def _png(fig) -> bytes:
+def _text_reach(fig, texts) -> list:
+    """Per axes of ``fig``: (left, bottom, right, top) pixels its drawn texts reach beyond its frame."""
+    import numpy as np
+
+    renderer = fig.canvas.get_renderer()
+    reach = [[0.0, 0.0, 0.0, 0.0] for _ in fig.axes]
+    index = {}  # id(Text) -> index of its axes (axis labels and tick labels do not set .axes)
+    for i, ax in enumerate(fig.axes):
+        for axis in ax._axis_map.values():
+            index[id(axis.label)] = index[id(axis.offsetText)] = i
+            for tick in (*axis.majorTicks, *axis.minorTicks):
+                index[id(tick.label1)] = index[id(tick.label2)] = i
+    axes_index = {id(ax): i for i, ax in enumerate(fig.axes)}
+    for text in texts:
+        i = index.get(id(text), axes_index.get(id(text.axes)))
+        if i is None:
+            continue
+        box, frame = text.get_window_extent(renderer), fig.axes[i].get_window_extent(renderer)
+        out = (frame.x0 - box.x0, frame.y0 - box.y0, box.x1 - frame.x1, box.y1 - frame.y1)
+        reach[i] = list(np.maximum(reach[i], out))
+    return reach
+
+
+def _text_fits(fig, texts, layout, tol_px=0.5) -> bool:
+    """True if no text of ``fig`` reaches beyond its axes further than in the reference, nor leaves the figure."""
+    renderer = fig.canvas.get_renderer()
+    width, height = renderer.width, renderer.height
+    for text in texts:
+        box = text.get_window_extent(renderer)
+        if box.x0 < -tol_px or box.y0 < -tol_px or box.x1 > width + tol_px or box.y1 > height + tol_px:
+            return False
+    for now, ref in zip(_text_reach(fig, texts), layout["reach"], strict=True):
+        if any(n > r + tol_px for n, r in zip(now, ref, strict=True)):
+            return False
+    return True
+
+
+def _apply_layout(fig, layout: dict) -> bool:
+    """Turn ``fig``'s layout engine off and put its axes and super-titles where ``layout`` says.
+
+    Returns False (and changes nothing) if ``fig``'s axes do not match the measured ones.
+    """
+    if len(fig.axes) != len(layout["axes"]):
+        return False
+    fig.set_layout_engine("none")
+    for ax, pos in zip(fig.axes, layout["axes"], strict=True):
+        ax.set_position(pos, which="both")
+    for name, xy in layout["texts"].items():
+        if getattr(fig, name, None) is not None:
+            getattr(fig, name).set_position(xy)
+    return True
+
+
+def _png(fig, record_text=False):
     """``fig`` as a 256-colour PNG: a third of the bytes of the RGBA one for these flat-coloured
-    plots (less to send and decode on each move), same look (max channel error measured in the tests)."""
+    plots (less to send and decode on each move), same look (max channel error measured in the tests).
+
+    One Agg pass into memory (the pixels ``savefig(format="png")`` would write, without encoding
+    and decoding an RGBA PNG on the way), then quantised and written at zlib level 1.
+    With ``record_text``, returns (PNG, the Text artists drawn).
+    """
+    canvas, texts = _agg_draw(fig, record_text)
+    return (_encode(canvas), texts) if record_text else _encode(canvas)
+
+
+def _agg_draw(fig, record_text=False):
+    """Draw ``fig`` once on an Agg canvas; returns (canvas, the Text artists drawn if ``record_text``)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    texts = []
+    if record_text:
+        renderer = canvas.get_renderer()  # the one draw() reuses (same size and dpi)
+        draw_text = renderer.draw_text
+
+        def recording(gc, x, y, s, prop, angle, ismath=False, mtext=None):
+            if mtext is not None:
+                texts.append(mtext)
+            return draw_text(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
+
+        renderer.draw_text = recording
+    canvas.draw()
+    if record_text:
+        del canvas.get_renderer().draw_text
+    return canvas, texts
+
+
+def _encode(canvas) -> bytes:
+    """The canvas's pixels as a 256-colour PNG (zlib level 1)."""
+    import numpy as np
     from PIL import Image
 
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    buf.seek(0)
-    with Image.open(buf) as im:
-        paletted = im.convert("RGB").quantize(colors=256, method=Image.Quantize.FASTOCTREE)
+    rgba = np.asarray(canvas.buffer_rgba())
+    paletted = Image.fromarray(rgba, "RGBA").convert("RGB").quantize(colors=256, method=Image.Quantize.FASTOCTREE)
     out = io.BytesIO()
-    paletted.save(out, format="png")
+    paletted.save(out, format="png", compress_level=1)
     return out.getvalue()
 
 

@@ -190,3 +190,153 @@ def test_prefetch_renders_further_along_a_move_first_and_guesses_only_after_a_lo
 
     _in_own_loop(main)
     assert drawn == [6, 7, 8, 9, 10]
+
+
+def _scaled_bars(scale):
+    """A figure whose y tick labels widen with ``scale`` (1, 10, …, 1e5; 1e6 gets an offset label): wider states need more margin."""
+    return plots.probability_bars([0.3 * scale, 0.7 * scale], title=f"scale {scale:g}", ylim=(0, scale))
+
+
+def _rgb(png):
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as im:
+        return np.asarray(im.convert("RGB"))
+
+
+def test_a_states_png_is_the_same_whatever_was_rendered_before():
+    import itertools
+
+    values = [1, 10, 100, 1000, 10**5, 10**6]
+
+    def view():
+        return widgets.slider_view(_scaled_bars, scale=widgets.options_slider("scale", values, 10))
+
+    cold = {}
+    for v in values:  # each state rendered first thing by a fresh view (after its reference state)
+        cold[v] = view().render({"scale": v})
+    for order in itertools.islice(itertools.permutations(values), 0, 120, 29):
+        warm = view()
+        for v in order:
+            assert warm.render({"scale": v}) == cold[v], (order, v)
+        warm._rendered.clear()  # rendered again from scratch, after everything else
+        assert all(warm.render({"scale": v}) == cold[v] for v in values)
+    assert len({cold[v] for v in values}) == len(values)  # the states do differ
+    assert plt.get_fignums() == []
+
+
+def test_states_whose_text_fits_keep_the_reference_layout_and_wider_ones_get_their_own():
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    view = widgets.slider_view(_scaled_bars, scale=widgets.options_slider("scale", [1, 10, 100, 10**5], 100))
+    ref_box = view.last_figure.axes[0].get_position()
+    view.sliders["scale"].value = 1  # narrower tick labels: same panel position as the reference
+    assert not isinstance(view.last_figure.get_layout_engine(), ConstrainedLayoutEngine)
+    assert view.last_figure.axes[0].get_position().bounds == pytest.approx(ref_box.bounds)
+    view.sliders["scale"].value = 10**5  # "100000" does not fit the reference margin: laid out anew
+    fig = view.last_figure
+    assert isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine)
+    assert fig.axes[0].get_position().x0 > ref_box.x0 + 0.01
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    label = fig.axes[0].yaxis.label.get_window_extent(canvas.get_renderer())
+    assert label.x0 >= 0  # the y label stays inside the figure
+
+
+def test_reference_state_png_has_the_pixels_savefig_writes():
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    view = widgets.slider_view(_scaled_bars, scale=widgets.options_slider("scale", [1, 10, 100], 10))
+    fig = _scaled_bars(10)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    buf.seek(0)
+    with Image.open(buf) as im:
+        ref = im.convert("RGB").quantize(colors=256, method=Image.Quantize.FASTOCTREE).convert("RGB")
+    assert (_rgb(view.render({"scale": 10})) == np.asarray(ref)).all()
+    view._rendered.clear()  # the reference state drawn again through the frozen layout: same pixels
+    assert (_rgb(view.render({"scale": 10})) == np.asarray(ref)).all()
+
+
+def test_prefetch_plan_puts_every_views_one_step_neighbours_first(monkeypatch):
+    monkeypatch.setattr(widgets, "_views", [])
+    monkeypatch.setattr(widgets, "_last_moved", [None])
+
+    def bars(**values):
+        return plots.probability_bars([0.5, 0.5], title=str(values))
+
+    a = widgets.slider_view(bars, a=widgets.int_slider("a", 0, 9, 5))
+    b = widgets.slider_view(bars, b=widgets.int_slider("b", 0, 9, 5), c=widgets.int_slider("c", 0, 9, 9))
+    plan = widgets._prefetch_plan_all(3)
+    first = [(view is a, values, quiet) for view, values, quiet in plan[:5]]
+    assert first == [(True, {"a": 6}, widgets.QUIET_S), (False, {"b": 6, "c": 9}, widgets.QUIET_S),
+                     (True, {"a": 4}, widgets.QUIET_S), (False, {"b": 4, "c": 9}, widgets.QUIET_S),
+                     (False, {"b": 5, "c": 8}, widgets.QUIET_S)]  # up before down; c = 9 has no "up"
+    assert all(quiet == widgets.QUIET_OTHERS_S for *_, quiet in plan[5:])  # further states wait longer
+    b.sliders["b"].value = 6  # b moved up: 7, 8, 9 first, then a's neighbours; b's other guesses later
+    plan = widgets._prefetch_plan_all(3)
+    assert [values for _, values, _ in plan[:5]] == [{"b": 7, "c": 9}, {"b": 8, "c": 9}, {"b": 9, "c": 9},
+                                                     {"a": 6}, {"a": 4}]
+    assert all(view is a or quiet == widgets.QUIET_OTHERS_S for view, _, quiet in plan[5:])
+    b.close()  # a closed view is no longer rendered ahead
+    assert all(view is a for view, _, _ in widgets._prefetch_plan_all(3))
+
+
+def test_prefetch_renders_one_step_neighbours_of_every_view_before_further_states(monkeypatch):
+    import asyncio
+
+    monkeypatch.setattr(widgets, "_views", [])
+    monkeypatch.setattr(widgets, "_last_moved", [None])
+    drawn = []
+
+    def draw(**values):
+        drawn.append(values)
+        return plots.probability_bars([0.5, 0.5], title=str(values))
+
+    async def main():
+        widgets.slider_view(draw, a=widgets.int_slider("a", 0, 9, 5))
+        widgets.slider_view(draw, b=widgets.int_slider("b", 0, 9, 5))
+        for _ in range(400):
+            await asyncio.sleep(0.05)
+            if len(drawn) >= 6:
+                break
+
+    _in_own_loop(main)
+    assert drawn[:6] == [{"a": 5}, {"b": 5}, {"a": 6}, {"b": 6}, {"a": 4}, {"b": 4}]
+
+
+def test_a_finished_cell_asks_for_a_shorter_pause_than_a_slider_move(monkeypatch):
+    import asyncio
+
+    monkeypatch.setattr(widgets, "_views", [])
+    monkeypatch.setattr(widgets, "_last_moved", [None])
+    monkeypatch.setattr(widgets, "QUIET_S", 60.0)  # after a move (or a view shown) nothing comes in this test
+    drawn = []
+
+    def draw(a):
+        drawn.append(a)
+        return plots.probability_bars([0.5, 0.5], title=str(a))
+
+    async def main(after_cell):
+        drawn.clear()
+        widgets.slider_view(draw, a=widgets.int_slider("a", 0, 9, 5))  # shown: counts as a move
+        if after_cell:
+            widgets._note_cell_run()  # the cell that built the view has finished
+        for _ in range(40):
+            await asyncio.sleep(0.05)
+            if len(drawn) >= 3:
+                break
+        return list(drawn)
+
+    assert _in_own_loop(lambda: main(after_cell=False)) == [5]
+    monkeypatch.setattr(widgets, "_views", [])
+    assert _in_own_loop(lambda: main(after_cell=True)) == [5, 6, 4]
