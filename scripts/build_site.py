@@ -25,7 +25,6 @@ any static host. Two builds of the same lessons give the same files.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import hashlib
 import html
 import inspect
@@ -34,6 +33,7 @@ import os
 import re
 import shutil
 import struct
+import subprocess
 import sys
 import tempfile
 import time
@@ -480,15 +480,15 @@ def harvest(out_dir: str, model_ids: list[str]) -> None:
     (out / "widgets.json").write_text(json.dumps(records, default=float), encoding="utf-8")
 
 
-def in_worker_thread(fn, *args):
-    """``fn(*args)`` in a worker thread, closing the event loop nbclient made for that thread."""
-    try:
-        return fn(*args)
-    finally:
-        from jupyter_core.utils import ensure_event_loop
-
-        ensure_event_loop().close()
-        asyncio.set_event_loop(None)
+def run_lesson_apart(path: Path, work: Path) -> tuple:
+    """``run_lesson`` in a child process (one event loop and one kernel client per process: lessons
+    can run side by side without sharing asyncio or zmq state); returns the same."""
+    done = subprocess.run([sys.executable, __file__, "--execute-one", str(path), str(work)],
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"{path.name}: executing it for the site failed:\n{done.stderr[-3000:]}")
+    nb = nbformat.read(work / "executed.ipynb", as_version=4)
+    return nb, json.loads((work / "widgets.json").read_text(encoding="utf-8"))
 
 
 def widget_ids(nb) -> list[str]:
@@ -671,13 +671,13 @@ def build(paths: list[Path], out: Path, jobs: int = 2, log=print) -> list[Path]:
 
             def one(path: Path):
                 start = time.perf_counter()
-                nb, records = run_lesson(path, Path(tmp) / path.stem)
+                nb, records = run_lesson_apart(path, Path(tmp) / path.stem)
                 states = sum(len(r["images"]) for r in records.values() if r["kind"] == "sliders")
                 log(f"{path.name}: executed, {states} slider states rendered in {time.perf_counter() - start:.0f} s")
                 return nb, records
 
             with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-                results = list(pool.map(lambda path: in_worker_thread(one, path), paths))
+                results = list(pool.map(one, paths))
 
             exporter = OfflineHTMLExporter()
             files = Files(staging)
@@ -726,6 +726,11 @@ def site_size(out: Path) -> int:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--execute-one"]:  # the child process of run_lesson_apart
+        path, work = Path(argv[1]), Path(argv[2])
+        nb, _ = run_lesson(path, work)
+        nbformat.write(nb, work / "executed.ipynb")
+        return 0
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("notebooks", nargs="*", type=Path, help="default: every notebooks/NN-*.ipynb")
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "site", help="default: build/site")

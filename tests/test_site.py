@@ -14,7 +14,6 @@ import re
 import subprocess
 import sys
 from base64 import b64decode
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import matplotlib
@@ -275,10 +274,8 @@ def live_pngs(nb_path: Path) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def live(site):
-    """live_pngs for every lesson with a slider view, two lessons at a time."""
-    lessons = lessons_with_views()
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(zip(lessons, pool.map(lambda p: build_site.in_worker_thread(live_pngs, p), lessons), strict=True))
+    """live_pngs for every lesson with a slider view."""
+    return {p: live_pngs(p) for p in lessons_with_views()}
 
 
 @pytest.mark.parametrize("nb_path", lessons_with_views(), ids=lambda p: p.stem)
