@@ -90,7 +90,7 @@ def press(page, root, key: str, gap_ms: int) -> float | None:
     page.keyboard.press(key)
     if root.evaluate("r => r.dataset.state") == before:
         return None
-    ms = page.evaluate("p => p", waiting)
+    ms = page.evaluate("w => w.shown", waiting)
     page.wait_for_timeout(gap_ms)
     return ms
 

@@ -91,10 +91,11 @@ SNAPSHOT_WHEN_SHOWN = """(r, want) => new Promise(resolve => {
   })();
 })"""
 
-# root -> a promise of the next 'sv-shown' event's delay (ms from the input event to the frame after decode)
-NEXT_SHOWN_MS = """r => new Promise(resolve => {
+# root -> {shown: a promise of the next 'sv-shown' event's delay (ms from the input event to the frame
+# after decode)}; wrapped in an object so that evaluate_handle does not wait for it
+NEXT_SHOWN_MS = """r => ({ shown: new Promise(resolve => {
   r.addEventListener('sv-shown', () => resolve(Number(r.dataset.shownMs)), { once: true });
-})"""
+}) })"""
 
 
 def view_data(root_locator) -> dict:
