@@ -396,7 +396,7 @@ def _png(fig, record_text=False):
     plots (less to send and decode on each move), same look (max channel error measured in the tests).
 
     One Agg pass into memory (the pixels ``savefig(format="png")`` would write, without encoding
-    and decoding an RGBA PNG on the way), then quantised and written at zlib level 1.
+    and decoding an RGBA PNG on the way), then quantised and written at zlib level 6.
     With ``record_text``, returns (PNG, the Text artists drawn).
     """
     canvas, texts = _agg_draw(fig, record_text)
@@ -426,14 +426,15 @@ def _agg_draw(fig, record_text=False):
 
 
 def _encode(canvas) -> bytes:
-    """The canvas's pixels as a 256-colour PNG (zlib level 1)."""
+    """The canvas's pixels as a 256-colour PNG, zlib level 6 (level 1 saves ~1.5 ms a render but makes
+    the static site 18 MB, over its 15 MB budget)."""
     import numpy as np
     from PIL import Image
 
     rgba = np.asarray(canvas.buffer_rgba())
     paletted = Image.fromarray(rgba, "RGBA").convert("RGB").quantize(colors=256, method=Image.Quantize.FASTOCTREE)
     out = io.BytesIO()
-    paletted.save(out, format="png", compress_level=1)
+    paletted.save(out, format="png", compress_level=6)
     return out.getvalue()
 
 
