@@ -3,7 +3,9 @@
 
     python3 course.py lab     # set up .venv (first time) and open the lessons in JupyterLab
     python3 course.py test    # set up .venv (first time) and run every test
-    python3 course.py export  # set up .venv and write static HTML of every lesson to build/html
+    python3 course.py site    # set up .venv and build the static course site into build/site
+                              #   (every slider and self-check works there without Python;
+                              #   `export` is another name for it)
 
 Set-up is re-run only when a requirements file changes.
 """
@@ -89,13 +91,13 @@ def test(extra: list[str]) -> int:
     return rc or pytest_rc
 
 
-def export(extra: list[str]) -> int:
+def site(extra: list[str]) -> int:
     setup(dev=True)
-    return run(PY, "scripts/export_html.py", *extra)
+    return run(PY, "scripts/build_site.py", *extra)
 
 
 def main() -> int:
-    commands = {"lab": lab, "test": test, "export": export}
+    commands = {"lab": lab, "test": test, "site": site, "export": site}
     if len(sys.argv) < 2 or sys.argv[1] not in commands:
         print(__doc__)
         return 2

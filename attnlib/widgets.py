@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import itertools
 import re
 import time
 import weakref
@@ -313,6 +314,29 @@ def _measure_layout(fig, texts) -> dict:
                   if getattr(fig, name, None) is not None},
     }
 
+    # Used by the static course site (scripts/build_site.py): every state is rendered ahead there.
+    def states(self) -> list[dict]:
+        """Every combination of slider values on their grids (the last slider varies fastest).
+
+        These are all the states a reader can reach; ``render`` gives each one's PNG.
+        """
+        grids = [grid_of(s) for s in self.sliders.values()]
+        names = list(self.sliders)
+        return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(g[0] for g in grids))]
+
+    def controls(self) -> list[dict]:
+        """Each slider as data: name, label, unit, grid of values, their readouts, and the index shown now."""
+        out = []
+        for name, slider in self.sliders.items():
+            values, readouts = grid_of(slider)
+            label, unit = _label_and_unit(slider.description)
+            now = [i for i, v in enumerate(values) if _key({"v": v}) == _key({"v": slider.value})]
+            if not now:
+                raise ValueError(f"slider {name!r}: its value {slider.value!r} is not on its grid {values}")
+            out.append({"name": name, "label": label, "unit": unit, "values": values, "readouts": readouts,
+                        "index": now[0]})
+        return out
+
 
 def _text_reach(fig, texts) -> list:
     """Per axes of ``fig``: (left, bottom, right, top) pixels its drawn texts reach beyond its frame."""
@@ -437,6 +461,26 @@ def _step(slider, direction: int):
     return value if slider.min <= value <= slider.max else None
 
 
+def grid_of(slider) -> tuple[list, list[str]]:
+    """(values, readouts): every value ``slider`` can take, in order, and how its readout shows each."""
+    if isinstance(slider, widgets.SelectionSlider):
+        return list(slider._options_values), list(slider._options_labels)
+    if isinstance(slider, widgets.IntSlider):
+        values = list(range(slider.min, slider.max + 1, slider.step))
+    elif isinstance(slider, widgets.FloatSlider):
+        n = int((slider.max - slider.min) / slider.step + 1e-9) + 1
+        values = [round(slider.min + i * slider.step, 12) for i in range(n)]
+    else:
+        raise TypeError(f"slider must be an IntSlider, FloatSlider or SelectionSlider; got {type(slider).__name__}")
+    return values, [format(v, slider.readout_format) for v in values]
+
+
+def _label_and_unit(description: str) -> tuple[str, str]:
+    """Split "label (unit)", as ``int_slider``/``float_slider`` write it, into (label, unit)."""
+    m = re.fullmatch(r"(.+) \(([^()]+)\)", description)
+    return (m.group(1), m.group(2)) if m else (description, "")
+
+
 def slider_view(draw, **sliders) -> SliderView:
     """Wire named sliders to ``draw(**values) -> Figure``; the figure redraws on each change."""
     return SliderView(draw, sliders)
@@ -469,7 +513,13 @@ def parse_number(text: str):
 class NumericCheck(widgets.VBox):
     """Type a number, press Check, get right/wrong and a hint."""
 
+    # Feedback (HTML), filled in with str.format; the static site's script uses the same strings.
+    UNREADABLE = "Please type a plain number such as 0.25, 1/8 or 2e-3."
+    RIGHT = "✅ Right: {answer}. {explanation}"  # numbers shown with format(x, ".4g")
+    WRONG = "❌ Not quite ({value}). Hint: {hint}"
+
     def __init__(self, question, answer, rel_tol=0.02, abs_tol=0.0, hint="", explanation=""):
+        self.question = question
         self.answer, self.rel_tol, self.abs_tol = float(answer), rel_tol, abs_tol
         self.hint, self.explanation = hint, explanation
         # continuous_update=False: the value arrives on Enter (or leaving the box), which grades it
@@ -488,14 +538,21 @@ class NumericCheck(widgets.VBox):
             self.box.value = text  # the observer grades it; grade again below for the return value
         value = parse_number(self.box.value)
         if value is None:
-            self.feedback.value = "Please type a plain number such as 0.25, 1/8 or 2e-3."
+            self.feedback.value = self.UNREADABLE
             return None
         ok = abs(value - self.answer) <= max(self.abs_tol, self.rel_tol * abs(self.answer))
         if ok:
-            self.feedback.value = f"✅ Right: {self.answer:.4g}. {self.explanation}"
+            self.feedback.value = self.RIGHT.format(answer=f"{self.answer:.4g}", explanation=self.explanation)
         else:
-            self.feedback.value = f"❌ Not quite ({value:.4g}). Hint: {self.hint}"
+            self.feedback.value = self.WRONG.format(value=f"{value:.4g}", hint=self.hint)
         return ok
+
+    def definition(self) -> dict:
+        """Everything that grades this check, as data (the static site grades in JavaScript from it)."""
+        return {"kind": "numeric", "question": self.question, "answer": self.answer, "rel_tol": self.rel_tol,
+                "abs_tol": self.abs_tol, "hint": self.hint, "explanation": self.explanation,
+                "number_pattern": _NUMBER.pattern, "messages": {"unreadable": self.UNREADABLE,
+                                                                "right": self.RIGHT, "wrong": self.WRONG}}
 
 
 def numeric_check(question, answer, rel_tol=0.02, abs_tol=0.0, hint="", explanation="") -> NumericCheck:
@@ -506,9 +563,15 @@ def numeric_check(question, answer, rel_tol=0.02, abs_tol=0.0, hint="", explanat
 class ChoiceCheck(widgets.VBox):
     """Multiple choice with per-option feedback."""
 
+    # Feedback (HTML): the verdict, then the chosen option's own feedback; the static site uses these too.
+    UNCHOSEN = "Pick an option first."
+    RIGHT = "✅ Right. "
+    WRONG = "❌ Not this one. "
+
     def __init__(self, question, options, correct, feedback=None):
         if not 0 <= correct < len(options):
             raise ValueError(f"correct must index options (0..{len(options) - 1}); got {correct}")
+        self.question = question
         self.options, self.correct = list(options), correct
         self.option_feedback = list(feedback) if feedback else [""] * len(options)
         self.choice = widgets.RadioButtons(options=self.options, value=None, layout=widgets.Layout(width="auto"))
@@ -522,12 +585,18 @@ class ChoiceCheck(widgets.VBox):
         if index is not None:
             self.choice.value = self.options[index]
         if self.choice.value is None:
-            self.feedback.value = "Pick an option first."
+            self.feedback.value = self.UNCHOSEN
             return None
         i = self.options.index(self.choice.value)
         ok = i == self.correct
-        self.feedback.value = ("✅ Right. " if ok else "❌ Not this one. ") + self.option_feedback[i]
+        self.feedback.value = (self.RIGHT if ok else self.WRONG) + self.option_feedback[i]
         return ok
+
+    def definition(self) -> dict:
+        """Everything that grades this check, as data (the static site grades in JavaScript from it)."""
+        return {"kind": "choice", "question": self.question, "options": self.options, "correct": self.correct,
+                "feedback": self.option_feedback,
+                "messages": {"unchosen": self.UNCHOSEN, "right": self.RIGHT, "wrong": self.WRONG}}
 
 
 def choice_check(question, options, correct, feedback=None) -> ChoiceCheck:

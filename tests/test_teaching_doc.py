@@ -63,6 +63,6 @@ def test_cited_jupyterlab_commands_exist():
     assert [c for c in commands if c not in bundle] == []
 
 
-def test_export_command_is_the_one_course_py_offers():
-    assert "python3 course.py export" in DOC
-    assert '"export": export' in (ROOT / "course.py").read_text(encoding="utf-8")
+def test_site_command_is_the_one_course_py_offers():
+    assert "python3 course.py site" in DOC
+    assert '"site": site' in (ROOT / "course.py").read_text(encoding="utf-8")

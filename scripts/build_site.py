@@ -1,0 +1,755 @@
+#!/usr/bin/env python3
+"""Build the static course site: every lesson as a web page whose sliders and self-checks work
+in the browser alone (no kernel, no network).
+
+    python scripts/build_site.py                          # every notebooks/NN-*.ipynb -> build/site
+    python scripts/build_site.py --out DIR NB.ipynb ...   # chosen notebooks, another folder
+    python scripts/build_site.py --jobs 1                 # lessons one at a time (default: 2 at once)
+
+Each lesson is executed afresh (nbclient). After its last cell, one more cell runs in the same
+kernel: it finds each widget the lesson displayed by its model id, renders EVERY state of every
+slider view with ``SliderView.render`` (the PNG the live view shows) and reads every self-check's
+definition. The page then gets, in place of each widget:
+
+- a slider view: one ``<input type=range>`` per slider (mouse, touch and keyboard), its readout,
+  and the figure, swapped by a few lines of plain JavaScript (course.js) among PNGs stored in
+  ``NN-name_files/`` under the hash of their bytes (an image two lessons share is stored once);
+- a self-check: a form graded in JavaScript from the same definition (answer, tolerances,
+  options, per-option feedback, messages) the live widget grades with.
+
+Figures are files beside the pages, maths is MathML (converted here: no MathJax), and nothing is
+fetched from another host, so the folder works from ``file://`` (a zip handed to a class) and from
+any static host. Two builds of the same lessons give the same files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import html
+import inspect
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from base64 import b64decode
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import nbformat
+from bs4 import BeautifulSoup
+from jinja2 import DictLoader
+from nbclient import NotebookClient
+from nbconvert import HTMLExporter
+from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+from nbconvert.preprocessors import Preprocessor
+
+try:
+    from latex2mathml.converter import convert as latex_to_mathml
+except ImportError:  # maths then stays as readable TeX source
+    latex_to_mathml = None
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSON = re.compile(r"^\d\d-[a-z0-9-]+\.ipynb$")
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+NBVAL_MARK = "# NBVAL_IGNORE_OUTPUT"  # for nbval only: not shown on the pages
+SITE_CSS, SITE_JS = "course.css", "course.js"
+TITLE = "Why divide by √d_k?"
+
+# The lab template without anything fetched from the network: no require.js, no widget
+# manager, no MathJax, no mermaid.js (every one of those would come from a CDN).
+OFFLINE_TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
+{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
+{%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
+{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+"""
+
+# Added to the lab template's styles (in course.css): the widgets' look, and a phone layout.
+EXTRA_CSS = """
+/* ---- course site ---- */
+body { margin: 0; }
+.site-bar { display: flex; gap: 1em; align-items: baseline; flex-wrap: wrap; padding: 0.5em 1em;
+  background: #f2f7fb; border-bottom: 1px solid #d6e4f0; font: 15px/1.4 system-ui, sans-serif; }
+.site-bar a { color: #0058a3; }
+.site-bar .site-name { font-weight: 600; }
+main.jp-Notebook { max-width: 1100px; margin: 0 auto; }
+math[display="block"] { margin: 0.8em 0; font-size: 1.15em; overflow-x: auto; overflow-y: hidden; }
+.tex-source { font-family: monospace; background: #f6f6f6; }
+.jp-OutputArea-output img, .jp-RenderedMarkdown img { max-width: 100%; height: auto; }
+.jp-RenderedHTMLCommon table { display: block; overflow-x: auto; max-width: 100%; }
+.sv { border-left: 4px solid #0072B2; padding: 0.4em 0.5em 0.4em 0.8em; margin: 0.3em 0; }
+.sv-row { display: grid; grid-template-columns: minmax(7em, max-content) minmax(8em, 32em) minmax(4em, max-content);
+  gap: 0.3em 0.8em; align-items: center; font: 15px/1.4 system-ui, sans-serif; }
+.sv-row label { font-weight: 600; }
+.sv-row input[type=range] { width: 100%; height: 2.2em; margin: 0; accent-color: #0072B2; touch-action: none;
+  cursor: pointer; }
+.sv-row output { font-variant-numeric: tabular-nums; font-weight: 600; }
+.sv figure { margin: 0.5em 0 0; }
+.sv img { display: block; max-width: 100%; height: auto; }
+.sv-hint { color: #555; font: 13px/1.4 system-ui, sans-serif; margin: 0.2em 0 0; }
+.check { border-left: 4px solid #009E73; padding: 0.4em 0.8em; margin: 0.3em 0; max-width: 46em;
+  font: 15px/1.5 system-ui, sans-serif; }
+.check fieldset { border: 0; padding: 0; margin: 0; }
+.check legend, .check .check-question { padding: 0; margin: 0 0 0.4em; }
+.check .check-option { display: flex; gap: 0.5em; align-items: baseline; padding: 0.25em 0; }
+.check .check-answer { display: flex; gap: 0.5em; flex-wrap: wrap; align-items: center; }
+.check input[type=text] { font: inherit; padding: 0.3em 0.5em; width: 16em; max-width: 100%; }
+.check button { font: inherit; padding: 0.3em 1.2em; margin-top: 0.3em; border: 0; border-radius: 3px;
+  background: #0072B2; color: #fff; cursor: pointer; }
+.check button:focus-visible, .sv input:focus-visible { outline: 3px solid #E69F00; outline-offset: 2px; }
+.check-feedback { min-height: 1.5em; margin: 0.4em 0 0; }
+@media (max-width: 640px) {
+  .jp-InputPrompt, .jp-OutputPrompt { display: none; }
+  .jp-Cell { padding: 4px 6px; }
+  .jp-RenderedHTMLCommon { padding-right: 0; font-size: 16px; }
+  .jp-RenderedHTMLCommon h1 { font-size: 1.6em; }
+  .jp-InputArea-editor, .jp-OutputArea-output pre { overflow-x: auto; }
+  .jp-OutputArea-child .jp-OutputArea-output { overflow-x: auto; }
+  .sv { padding-left: 0.5em; }
+  .sv-row { grid-template-columns: 1fr max-content; }
+  .sv-row input[type=range] { grid-column: 1 / -1; grid-row: 2; height: 2.75em; }
+  .check input[type=text] { width: 100%; }
+  .jp-OutputArea-output img, .sv figure img { cursor: zoom-in; }
+  .zoomed { overflow-x: auto; }
+  .zoomed > img { max-width: none !important; width: auto !important; cursor: zoom-out; }
+}
+"""
+
+# Reads each view's data and each check's definition from the page; no library, no network.
+SITE_SCRIPT = r"""'use strict';
+(function () {
+  // ---- slider views: one range input per slider over the indices of its grid of values ----
+  function setUpView(root) {
+    const data = JSON.parse(root.querySelector('script.sv-data').textContent);
+    const inputs = Array.from(root.querySelectorAll('input[type=range]'));
+    const outputs = Array.from(root.querySelectorAll('output'));
+    const img = root.querySelector('img');
+    const sizes = data.sliders.map(s => s.readouts.length);
+    const strides = sizes.map((_, k) => sizes.slice(k + 1).reduce((a, b) => a * b, 1));
+    const kept = new Map();  // url -> Image, so preloaded images stay in the memory cache
+    const indices = () => inputs.map(i => Number(i.value));
+    const stateOf = idx => idx.reduce((s, i, k) => s + i * strides[k], 0);
+    const url = state => data.files[data.images[state]];
+    function preload(state) {
+      const u = url(state);
+      if (kept.has(u)) return;
+      const im = new Image();
+      im.decoding = 'async';
+      im.src = u;
+      kept.set(u, im);
+    }
+    function preloadAround(idx, moved, way) {
+      // the next states along the last move first, then one step either way on every slider
+      if (moved !== undefined) {
+        for (let n = 1; n <= 3; n++) {
+          const i = idx[moved] + way * n;
+          if (i >= 0 && i < sizes[moved]) preload(stateOf(idx.map((v, k) => (k === moved ? i : v))));
+        }
+      }
+      idx.forEach((v, k) => [-1, 1].forEach(d => {
+        if (v + d >= 0 && v + d < sizes[k]) preload(stateOf(idx.map((w, j) => (j === k ? v + d : w))));
+      }));
+    }
+    function readout(k, i) {
+      const s = data.sliders[k];
+      return s.readouts[i] + (s.unit ? ' ' + s.unit : '');
+    }
+    let last = indices();
+    function show(event) {
+      const idx = indices();
+      const state = stateOf(idx);
+      const moved = idx.findIndex((v, k) => v !== last[k]);
+      const way = moved >= 0 ? Math.sign(idx[moved] - last[moved]) : 0;
+      last = idx;
+      idx.forEach((i, k) => {
+        const text = readout(k, i);
+        outputs[k].textContent = text;
+        inputs[k].setAttribute('aria-valuetext', text);
+      });
+      const u = url(state);
+      const started = event ? event.timeStamp : performance.now();
+      if (img.getAttribute('src') !== u) img.src = u;
+      img.alt = data.alts[state];
+      root.dataset.state = String(state);
+      // once the new picture is decoded and the next frame drawn, note how long it took (benchmarks read it)
+      img.decode().catch(() => null).then(() => requestAnimationFrame(() => {
+        if (root.dataset.state === String(state)) {
+          root.dataset.shownMs = (performance.now() - started).toFixed(1);
+          root.dispatchEvent(new CustomEvent('sv-shown', { detail: { state: state } }));
+        }
+      }));
+      preloadAround(idx, moved >= 0 ? moved : undefined, way);
+    }
+    inputs.forEach(i => i.addEventListener('input', show));
+    preloadAround(indices());
+    root.dataset.state = String(stateOf(indices()));
+    root.classList.add('sv-ready');
+  }
+
+  // ---- self-checks: graded from the definitions the live widgets use ----
+  function formatG4(x) {
+    // Python's format(x, '.4g'), ties to even included
+    if (!isFinite(x)) return isNaN(x) ? 'nan' : (x < 0 ? '-inf' : 'inf');
+    if (x === 0) return (Object.is(x, -0) ? '-0' : '0');
+    const sign = x < 0 ? '-' : '';
+    const a = Math.abs(x);
+    let [mant, exp] = a.toExponential(3).split('e');
+    const exact = a.toPrecision(100).replace('.', '').replace(/^0+/, '');
+    if (/^\d{4}50*$/.test(exact) && Number(exact[3]) % 2 === 0) {  // an exact tie: round half to even
+      const down = Number(exact.slice(0, 4)) / 1000;
+      mant = down.toFixed(3);
+      exp = String(Number(a.toExponential(4).split('e')[1]));
+    }
+    let e = Number(exp);
+    if (e >= -4 && e < 4) {
+      let s = (Number(mant) * Math.pow(10, e)).toFixed(Math.max(0, 3 - e));
+      if (s.indexOf('.') >= 0) s = s.replace(/0+$/, '').replace(/\.$/, '');
+      return sign + s;
+    }
+    let m = mant.indexOf('.') >= 0 ? mant.replace(/0+$/, '').replace(/\.$/, '') : mant;
+    return sign + m + 'e' + (e < 0 ? '-' : '+') + String(Math.abs(e)).padStart(2, '0');
+  }
+  const fill = (template, values) => template.replace(/\{(\w+)\}/g, (_, k) => values[k]);
+
+  function parseNumber(text, pattern) {
+    // attnlib.widgets.parse_number: '0.25', '1e-3', '1/8', '12.5%'; nothing is evaluated
+    let s = String(text).trim().replace(/,/g, '');
+    const percent = s.endsWith('%');
+    if (percent) s = s.slice(0, -1);
+    const m = new RegExp(pattern).exec(s);
+    if (!m) return null;
+    let value = Number(m[1]);
+    if (m[6] !== undefined) {
+      const den = Number(m[6]);
+      if (den === 0) return null;
+      value = value / den;
+    }
+    return percent ? value / 100 : value;
+  }
+
+  function setUpCheck(form) {
+    const def = JSON.parse(form.querySelector('script.check-data').textContent);
+    const feedback = form.querySelector('.check-feedback');
+    const say = (html, verdict) => { feedback.innerHTML = html; form.dataset.verdict = verdict; };
+    function grade() {
+      if (def.kind === 'numeric') {
+        const value = parseNumber(form.querySelector('input[type=text]').value, def.number_pattern);
+        if (value === null) return say(def.messages.unreadable, 'unreadable');
+        const ok = Math.abs(value - def.answer) <= Math.max(def.abs_tol, def.rel_tol * Math.abs(def.answer));
+        if (ok) say(fill(def.messages.right, { answer: formatG4(def.answer), explanation: def.explanation }), 'right');
+        else say(fill(def.messages.wrong, { value: formatG4(value), hint: def.hint }), 'wrong');
+      } else {
+        const chosen = form.querySelector('input[type=radio]:checked');
+        if (!chosen) return say(def.messages.unchosen, 'unchosen');
+        const i = Number(chosen.value);
+        const ok = i === def.correct;
+        say((ok ? def.messages.right : def.messages.wrong) + def.feedback[i], ok ? 'right' : 'wrong');
+      }
+    }
+    form.addEventListener('submit', event => { event.preventDefault(); grade(); });
+    const box = form.querySelector('input[type=text]');
+    if (box) box.addEventListener('change', grade);  // like the live box: Enter or leaving it grades
+    form.classList.add('check-ready');
+  }
+
+  // ---- on a narrow screen a figure scaled to the width can be tapped to see it full size ----
+  function zoomable(img) {
+    img.addEventListener('click', () => {
+      const box = img.parentElement;
+      if (img.naturalWidth > img.clientWidth + 1 || box.classList.contains('zoomed')) box.classList.toggle('zoomed');
+    });
+  }
+
+  window.courseSite = { formatG4: formatG4, parseNumber: parseNumber };
+  document.querySelectorAll('.jp-OutputArea-output img, .sv figure img').forEach(zoomable);
+  document.querySelectorAll('.sv').forEach(setUpView);
+  document.querySelectorAll('form.check').forEach(setUpCheck);
+})();
+"""
+
+INDEX_PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<title>{title} — lessons</title>
+<link rel="icon" href="data:,">
+<style>
+  body {{ font-family: system-ui, sans-serif; max-width: 46em; margin: 2em auto; padding: 0 1em;
+         font-size: 18px; line-height: 1.5; color: #111; }}
+  li {{ margin: 0.5em 0; }}
+  a {{ color: #0058a3; }}
+  .what {{ color: #444; font-size: 0.85em; }}
+  .note {{ color: #444; font-size: 0.9em; }}
+</style>
+</head>
+<body>
+<main>
+<h1>{title} — lessons</h1>
+<p>The course's lessons as web pages. Everything works in this browser alone, with no Python and no
+network connection: move the sliders (mouse, touch or arrow keys) and answer the self-checks. To run
+and change the code, open the notebooks in JupyterLab (<code>python3 course.py lab</code>).</p>
+<ol>
+{items}
+</ol>
+<p class="note">Built by <code>python3 course.py site</code> (<code>scripts/build_site.py</code>).</p>
+</main>
+</body>
+</html>
+"""
+
+
+# ---------------------------------------------------------------------------------------------
+# Maths and HTML
+# ---------------------------------------------------------------------------------------------
+
+
+def tex_to_html(tex: str, display: bool) -> str:
+    """MathML for a TeX fragment; the escaped TeX source if it cannot be converted."""
+    if latex_to_mathml is not None:
+        try:
+            mathml = latex_to_mathml(tex, display="block" if display else "inline")
+        except Exception:  # noqa: BLE001  (any converter failure falls back to the TeX source)
+            mathml = None
+        if mathml:
+            # alignment markers of aligned/align environments carry no meaning in plain MathML
+            return mathml.replace("<mi>&</mi>", "").replace("<mo>&</mo>", "")
+    source = html.escape(f"$${tex}$$" if display else f"${tex}$", quote=False)
+    return f'<span class="tex-source">{source}</span>'
+
+
+class MathMLRenderer(IPythonRenderer):
+    """nbconvert's markdown renderer, with maths turned into MathML instead of left for MathJax."""
+
+    def block_math(self, body: str) -> str:
+        return tex_to_html(body, display=True)
+
+    def inline_math(self, body: str) -> str:
+        return tex_to_html(body, display=False)
+
+    def latex_environment(self, name: str, body: str) -> str:
+        return tex_to_html(f"\\begin{{{name}}}{body}\\end{{{name}}}", display=True)
+
+
+class StaticWidgets(Preprocessor):
+    """Put the static markup of each widget (``resources["widgets"]``: model id -> HTML) in its place,
+    and drop the test-runner marker line from the code readers see."""
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type == "code" and cell.source.startswith(NBVAL_MARK):
+            cell.source = cell.source[len(NBVAL_MARK):].lstrip("\n")
+        for output in cell.get("outputs", []):
+            view = output.get("data", {}).get(WIDGET_VIEW)
+            if view is not None:
+                markup = resources.get("widgets", {}).get(view["model_id"])
+                if markup is None:
+                    raise SystemExit(f"no static version of widget {view['model_id']} (cell {index})")
+                output["data"] = {"text/html": markup}
+        return cell, resources
+
+
+class OfflineHTMLExporter(HTMLExporter):
+    """The lab HTML export with MathML maths, static widgets and no external scripts."""
+
+    def __init__(self, **kw):
+        super().__init__(
+            template_name="lab", template_file="offline.html.j2", embed_images=True,
+            extra_loaders=[DictLoader({"offline.html.j2": OFFLINE_TEMPLATE})], **kw,
+        )
+        self.register_preprocessor(StaticWidgets(), enabled=True)
+
+    def markdown2html(self, context, source):
+        cell = context.get("cell", {})
+        renderer = MathMLRenderer(
+            escape=False, attachments=cell.get("attachments", {}), embed_images=True,
+            path=context.get("resources", {}).get("metadata", {}).get("path", ""),
+            anchor_link_text=self.anchor_link_text, exclude_anchor_links=self.exclude_anchor_links,
+        )
+        return MarkdownWithMath(renderer=renderer).render(source)
+
+
+# nbconvert marks markdown2html as a context filter; keep that on the override.
+OfflineHTMLExporter.markdown2html.jinja_pass_arg = HTMLExporter.markdown2html.jinja_pass_arg
+
+
+def lesson_title(nb) -> str:
+    """The first '# ' heading of the notebook (skipping generated navigation cells)."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and "navigation" not in cell.metadata.get("tags", []):
+            for line in cell.source.splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip()
+    return "Untitled"
+
+
+def external_resources(page: str) -> list[str]:
+    """URLs of scripts, stylesheets, frames, images or module imports a page would fetch from another host."""
+    soup = BeautifulSoup(page, features="html.parser")
+    urls = [tag.get("src", "") for tag in soup.find_all(["script", "iframe", "img", "source", "video", "audio"])]
+    urls += [tag.get("href", "") for tag in soup.find_all("link")]
+    urls += re.findall(r"""import\(\s*["']([^"']+)["']""", page)
+    urls += re.findall(r"""url\(\s*["']?([^"')]+)""", page)
+    return [u for u in urls if re.match(r"^(https?:)?//", u.strip())]
+
+
+def png_size(png: bytes) -> tuple[int, int]:
+    """(width, height) from a PNG's header."""
+    if png[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG")
+    return struct.unpack(">II", png[16:24])
+
+
+# ---------------------------------------------------------------------------------------------
+# Executing a lesson and rendering its widgets' states (the part that runs in the lesson's kernel)
+# ---------------------------------------------------------------------------------------------
+
+
+def harvest(out_dir: str, model_ids: list[str]) -> None:
+    """Runs INSIDE the lesson's kernel, after its last cell (sent as source by ``run_lesson``).
+
+    For each displayed widget (found by model id): a slider view's controls and, for each of its
+    states, the PNG ``SliderView.render`` gives (written to out_dir as <sha256>.png) and an alt
+    text; a self-check's definition. Writes out_dir/widgets.json.
+    """
+    import hashlib
+    import json
+    import pathlib
+
+    import matplotlib.pyplot as plt
+    from ipywidgets.widgets.widget import _instances
+
+    from attnlib.widgets import ChoiceCheck, NumericCheck, SliderView
+
+    def figure_text(fig) -> str:
+        """What the figure shows, in words: each panel's title and axis labels."""
+        parts = []
+        suptitle = getattr(fig, "_suptitle", None)
+        if suptitle is not None and suptitle.get_text():
+            parts.append(suptitle.get_text())
+        axes = [ax for ax in fig.axes if ax.get_visible() and (ax.get_title() or ax.get_xlabel() or ax.get_ylabel())]
+        for i, ax in enumerate(axes, start=1):
+            title = " ".join(ax.get_title().split())
+            labels = "; ".join(f"{a}: {t}" for a, t in (("x", ax.get_xlabel()), ("y", ax.get_ylabel())) if t)
+            name = f"Panel {i}" if len(axes) > 1 else "Plot"
+            parts.append(f"{name}: {title}" + (f" ({labels})" if labels else ""))
+        return ". ".join(parts)
+
+    out = pathlib.Path(out_dir)
+    records = {}
+    for model_id in model_ids:
+        widget = _instances.get(model_id)
+        if isinstance(widget, SliderView):
+            controls = widget.controls()
+            draw = widget.draw
+            drawn = []
+
+            def keep(_draw=draw, _drawn=drawn, **values):
+                fig = _draw(**values)
+                _drawn.append(fig)
+                return fig
+
+            images, alts = [], []
+            widget.draw = keep  # only to read each figure's titles; render() makes the same PNG as live
+            try:
+                for values in widget.states():
+                    drawn.clear()
+                    png = widget.render(values)
+                    fig = drawn[-1] if drawn else draw(**values)  # a state render() had kept already
+                    digest = hashlib.sha256(png).hexdigest()
+                    path = out / f"{digest}.png"
+                    if not path.exists():
+                        path.write_bytes(png)
+                    images.append(digest)
+                    shown = ", ".join(f"{c['label']} = {c['readouts'][c['values'].index(values[c['name']])]}"
+                                      + (f" {c['unit']}" if c["unit"] else "") for c in controls)
+                    alts.append(f"Figure for {shown}. {figure_text(fig)}")
+                    plt.close(fig)
+            finally:
+                widget.draw = draw
+            records[model_id] = {"kind": "sliders", "controls": controls, "images": images, "alts": alts}
+        elif isinstance(widget, (NumericCheck, ChoiceCheck)):
+            records[model_id] = widget.definition()
+        else:
+            records[model_id] = {"kind": "unknown", "type": type(widget).__name__}
+    (out / "widgets.json").write_text(json.dumps(records, default=float), encoding="utf-8")
+
+
+def run_lesson_apart(path: Path, work: Path) -> tuple:
+    """``run_lesson`` in a child process (one event loop and one kernel client per process: lessons
+    can run side by side without sharing asyncio or zmq state); returns the same."""
+    done = subprocess.run([sys.executable, __file__, "--execute-one", str(path), str(work)],
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"{path.name}: executing it for the site failed:\n{done.stderr[-3000:]}")
+    nb = nbformat.read(work / "executed.ipynb", as_version=4)
+    return nb, json.loads((work / "widgets.json").read_text(encoding="utf-8"))
+
+
+def widget_ids(nb) -> list[str]:
+    return [o["data"][WIDGET_VIEW]["model_id"] for c in nb.cells if c.cell_type == "code"
+            for o in c.get("outputs", []) if WIDGET_VIEW in o.get("data", {})]
+
+
+def run_lesson(path: Path, work: Path, timeout: int = 900):
+    """Execute a lesson, then render its widgets' states in the same kernel.
+
+    Returns (executed notebook, {model id: record}); the PNGs are written to ``work``.
+    """
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell())  # the harvest cell, written once the model ids are known
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}}, record_timing=False)
+    work.mkdir(parents=True, exist_ok=True)
+    with client.setup_kernel():
+        info = client.wait_for_reply(client.kc.kernel_info())
+        nb.metadata["language_info"] = info["content"]["language_info"]
+        for index, cell in enumerate(nb.cells[:-1]):
+            client.execute_cell(cell, index, execution_count=client.code_cells_executed + 1)
+        ids = widget_ids(nb)
+        nb.cells[-1].source = inspect.getsource(harvest) + f"\nharvest({str(work)!r}, {ids!r})\n"
+        client.execute_cell(nb.cells[-1], len(nb.cells) - 1)
+    nb.cells.pop()
+    nb.metadata.pop("widgets", None)
+    records = json.loads((work / "widgets.json").read_text(encoding="utf-8"))
+    unknown = [r["type"] for r in records.values() if r["kind"] == "unknown"]
+    if unknown:
+        raise SystemExit(f"{path.name}: no static version for widgets of type {unknown}")
+    return nb, records
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing the pages
+# ---------------------------------------------------------------------------------------------
+
+
+class Files:
+    """Content-addressed images: each distinct PNG is written once, in the folder of the first
+    lesson that shows it; returns the path pages use (relative to the site root)."""
+
+    def __init__(self, out: Path):
+        self.out, self.where = out, {}
+
+    def add(self, png: bytes, folder: str) -> str:
+        digest = hashlib.sha256(png).hexdigest()
+        if digest not in self.where:
+            name = f"{digest[:20]}.png"
+            (self.out / folder).mkdir(exist_ok=True)
+            (self.out / folder / name).write_bytes(png)
+            self.where[digest] = f"{folder}/{name}"
+        return self.where[digest]
+
+
+def slider_markup(n: int, record: dict, work: Path, files: Files, folder: str) -> str:
+    """A slider view: range inputs, readouts, the figure, and its data for course.js."""
+    controls = record["controls"]
+    urls, url_index, images = [], {}, []
+    for digest in record["images"]:
+        url = files.add((work / f"{digest}.png").read_bytes(), folder)
+        if url not in url_index:
+            url_index[url] = len(urls)
+            urls.append(url)
+        images.append(url_index[url])
+    sizes = [len(c["values"]) for c in controls]
+    state = 0
+    for c, size in zip(controls, sizes, strict=True):
+        state = state * size + c["index"]
+    width, height = png_size((work / f"{record['images'][state]}.png").read_bytes())
+    rows = []
+    for c in controls:
+        ident = f"sv{n}-{c['name']}"
+        shown = c["readouts"][c["index"]] + (f" {c['unit']}" if c["unit"] else "")
+        label = c["label"] + (f" ({c['unit']})" if c["unit"] else "")
+        rows.append(
+            f'<div class="sv-row"><label for="{ident}">{html.escape(label)}</label>'
+            f'<input type="range" id="{ident}" min="0" max="{len(c["values"]) - 1}" step="1" value="{c["index"]}" '
+            f'aria-valuetext="{html.escape(shown)}"><output for="{ident}" aria-hidden="true">{html.escape(shown)}'
+            f"</output></div>")
+    data = {"sliders": [{"name": c["name"], "readouts": c["readouts"], "unit": c["unit"]} for c in controls],
+            "files": urls, "images": images, "alts": record["alts"]}
+    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    count = 1
+    for size in sizes:
+        count *= size
+    return (f'<div class="sv" id="sv{n}" data-states="{count}">{"".join(rows)}'
+            f'<figure><img src="{urls[images[state]]}" alt="{html.escape(record["alts"][state])}" '
+            f'width="{width}" height="{height}"></figure>'
+            f'<p class="sv-hint">Drag a slider, or focus it and use the arrow keys: all {count} pictures '
+            f'were drawn ahead, so no Python is needed.</p>'
+            f'<script type="application/json" class="sv-data">{payload}</script></div>')
+
+
+def check_markup(n: int, definition: dict) -> str:
+    """A self-check as a form; course.js grades it from the same definition the live widget uses."""
+    payload = json.dumps(definition, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    question = f"<b>Self-check.</b> {definition['question']}"  # HTML, as in the live widget
+    data = f'<script type="application/json" class="check-data">{payload}</script>'
+    feedback = '<p class="check-feedback" role="status" aria-live="polite"></p>'
+    if definition["kind"] == "numeric":
+        return (f'<form class="check check-numeric" id="check{n}" novalidate>'
+                f'<p class="check-question" id="check{n}-q">{question}</p>'
+                f'<div class="check-answer"><label for="check{n}-answer">answer:</label>'
+                f'<input type="text" id="check{n}-answer" aria-describedby="check{n}-q" autocomplete="off" '
+                f'autocapitalize="off" spellcheck="false" placeholder="type a number, e.g. 0.25 or 1/8">'
+                f'<button type="submit">Check</button></div>{feedback}{data}</form>')
+    options = "".join(
+        f'<label class="check-option"><input type="radio" name="check{n}" value="{i}"> '
+        f"<span>{html.escape(text)}</span></label>" for i, text in enumerate(definition["options"]))
+    return (f'<form class="check check-choice" id="check{n}" novalidate><fieldset>'
+            f'<legend class="check-question">{question}</legend>{options}</fieldset>'
+            f'<button type="submit">Check</button>{feedback}{data}</form>')
+
+
+def widget_markup(records: dict, work: Path, files: Files, folder: str) -> dict:
+    """{model id: static HTML}, numbered in the order the widgets appear."""
+    out = {}
+    for n, (model_id, record) in enumerate(records.items(), start=1):
+        if record["kind"] == "sliders":
+            out[model_id] = slider_markup(n, record, work, files, folder)
+        else:
+            out[model_id] = check_markup(n, record)
+    return out
+
+
+def finish_page(page: str, title: str, lesson_names: set[str], files: Files | None = None,
+                folder: str = "") -> tuple[str, str]:
+    """(page, its styles): lesson links point at pages, figures become files with alt text, the
+    page's styles move to the shared course.css and course.js is loaded at the end."""
+    soup = BeautifulSoup(page, features="html.parser")
+    for a in soup.find_all("a", href=True):
+        target, _, anchor = a["href"].partition("#")
+        if target in lesson_names:
+            a["href"] = target[: -len(".ipynb")] + ".html" + (f"#{anchor}" if anchor else "")
+    figures = [img for img in soup.select(".jp-OutputArea-output img, .jp-RenderedMarkdown img")
+               if not img.find_parent(class_="sv")]
+    for i, img in enumerate(figures, start=1):
+        if not img.get("alt") or img["alt"].startswith("No description"):
+            img["alt"] = f"Figure {i} of “{title}”"
+        src = img.get("src", "")
+        if files is not None and src.startswith("data:image/png;base64,"):
+            png = b64decode(src.split(",", 1)[1])
+            img["src"] = files.add(png, folder)
+            img["width"], img["height"] = (str(v) for v in png_size(png))
+            img["loading"] = "lazy"
+            img["decoding"] = "async"
+    styles = []
+    head = soup.head
+    if head is not None:
+        for style in head.find_all("style"):
+            styles.append(style.string or "")
+            style.decompose()
+        head.append(soup.new_tag("link", rel="stylesheet", href=SITE_CSS))
+        head.append(soup.new_tag("link", rel="icon", href="data:,"))  # no request for /favicon.ico
+    body = soup.body
+    if body is not None:
+        bar = BeautifulSoup(
+            f'<nav class="site-bar" aria-label="course"><a class="site-name" href="index.html">{html.escape(TITLE)}</a>'
+            f"<span>{html.escape(title)}</span></nav>", features="html.parser")
+        body.insert(0, bar)
+        body.append(soup.new_tag("script", src=SITE_JS))
+    return str(soup), "\n".join(styles)
+
+
+def build(paths: list[Path], out: Path, jobs: int = 2, log=print) -> list[Path]:
+    """Build the site for ``paths`` into ``out`` (replaced); returns the written pages (index last)."""
+    if not paths:
+        raise ValueError("paths: no lessons to build")
+    # links to any lesson beside the built ones point at its page (a partial build writes the same pages)
+    names = {p.name for p in paths} | {p.name for d in {p.parent for p in paths} for p in d.glob("*.ipynb")
+                                       if LESSON.match(p.name)}
+    out = out.resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".site-", dir=out.parent))
+    staging.chmod(0o755)  # readable by a web server, like the folders inside it
+    try:
+        with tempfile.TemporaryDirectory(prefix="site-render-") as tmp:
+
+            def one(path: Path):
+                start = time.perf_counter()
+                nb, records = run_lesson_apart(path, Path(tmp) / path.stem)
+                states = sum(len(r["images"]) for r in records.values() if r["kind"] == "sliders")
+                log(f"{path.name}: executed, {states} slider states rendered in {time.perf_counter() - start:.0f} s")
+                return nb, records
+
+            with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+                results = list(pool.map(one, paths))
+
+            exporter = OfflineHTMLExporter()
+            files = Files(staging)
+            written, items, styles = [], [], None
+            for path, (nb, records) in zip(paths, results, strict=True):
+                title = lesson_title(nb)
+                folder = f"{path.stem}_files"
+                resources = {"metadata": {"name": title, "path": str(path.parent)},
+                             "widgets": widget_markup(records, Path(tmp) / path.stem, files, folder)}
+                page, _ = exporter.from_notebook_node(nb, resources=resources)
+                page, page_styles = finish_page(page, title, names, files, folder)
+                if styles is None:
+                    styles = page_styles
+                elif page_styles != styles:
+                    raise SystemExit(f"{path.name}: its styles differ from the other pages' (one course.css)")
+                fetched = external_resources(page)
+                if fetched:
+                    raise SystemExit(f"{path.name}: the page would fetch {fetched}; the site must work offline")
+                target = staging / f"{path.stem}.html"
+                target.write_text(page, encoding="utf-8")
+                written.append(out / target.name)
+                views = sum(r["kind"] == "sliders" for r in records.values())
+                checks = len(records) - views
+                what = ", ".join(f"{k} {w}{'s' if k != 1 else ''}" for k, w in
+                                 ((views, "interactive figure"), (checks, "self-check")) if k)
+                items.append(f'<li><a href="{target.name}">{html.escape(title)}</a>'
+                             + (f' <span class="what">({what})</span>' if what else "") + "</li>")
+            (staging / SITE_CSS).write_text(styles + "\n" + EXTRA_CSS, encoding="utf-8")
+            (staging / SITE_JS).write_text(SITE_SCRIPT, encoding="utf-8")
+            (staging / "index.html").write_text(INDEX_PAGE.format(title=html.escape(TITLE), items="\n".join(items)),
+                                                encoding="utf-8")
+            written.append(out / "index.html")
+        if out.exists():
+            if not (out / "index.html").exists() and any(out.iterdir()):
+                raise SystemExit(f"{out} exists and is not a built site (no index.html): not replacing it")
+            shutil.rmtree(out)
+        staging.rename(out)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+    return written
+
+
+def site_size(out: Path) -> int:
+    return sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--execute-one"]:  # the child process of run_lesson_apart
+        path, work = Path(argv[1]), Path(argv[2])
+        nb, _ = run_lesson(path, work)
+        nbformat.write(nb, work / "executed.ipynb")
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("notebooks", nargs="*", type=Path, help="default: every notebooks/NN-*.ipynb")
+    parser.add_argument("--out", type=Path, default=ROOT / "build" / "site", help="default: build/site")
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                        help="lessons executed at once (default: 2, or 1 on a one-core machine)")
+    args = parser.parse_args(argv)
+    paths = args.notebooks or sorted(p for p in (ROOT / "notebooks").glob("*.ipynb") if LESSON.match(p.name))
+    if not paths:
+        print("no lessons found in notebooks/ (expected notebooks/NN-name.ipynb)")
+        return 1
+    if latex_to_mathml is None:
+        print("note: latex2mathml is not installed, so maths stays as TeX source in the pages")
+    start = time.perf_counter()
+    pages = build(paths, args.out, jobs=args.jobs)
+    print(f"wrote {len(pages) - 1} lesson page(s), {pages[-1]} and their images "
+          f"({site_size(args.out) / 1e6:.1f} MB) in {time.perf_counter() - start:.0f} s")
+    print(f"open {args.out / 'index.html'} in a browser, or copy the folder to any static host")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,394 @@
+"""The static course site (scripts/build_site.py, `python3 course.py site`): one page per lesson whose
+slider views and self-checks work without a kernel, built from the live widgets.
+
+The site is built once per session (the ``site`` fixture in tests/conftest.py); the browser tests
+in tests/browser/test_site_in_browser.py drive the same build. Here: its files, its images against
+the live ``SliderView`` of a freshly executed lesson, its determinism, and the widget hooks it uses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+import sys
+from base64 import b64decode
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import nbformat  # noqa: E402
+import pytest  # noqa: E402
+from bs4 import BeautifulSoup  # noqa: E402
+
+from attnlib import plots, widgets  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def load_build_site():
+    """scripts/build_site.py as a module (scripts/ is not a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_site", ROOT / "scripts" / "build_site.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+build_site = load_build_site()
+LESSONS = sorted(p for p in (ROOT / "notebooks").glob("*.ipynb") if build_site.LESSON.match(p.name))
+RASTER = ("image/png", "image/jpeg", "image/gif")
+FIXTURE = ROOT / "tests" / "fixtures" / "slider_demo.ipynb"
+
+
+def page(site: Path, nb_path: Path) -> BeautifulSoup:
+    return BeautifulSoup((site / f"{nb_path.stem}.html").read_text(encoding="utf-8"), features="html.parser")
+
+
+def widget_outputs(nb) -> int:
+    return sum(build_site.WIDGET_VIEW in o.get("data", {}) for c in nb.cells for o in c.get("outputs", []))
+
+
+def view_data(soup: BeautifulSoup) -> list[dict]:
+    return [json.loads(s.string) for s in soup.select(".sv script.sv-data")]
+
+
+# ---- the widget hooks the site uses (attnlib.widgets) -------------------------------------------
+
+
+def _view():
+    return widgets.slider_view(
+        lambda n, t, a: plots.probability_bars([1 / n] * n, title=f"n = {n}, t = {t}, a = {a}"),
+        n=widgets.int_slider("keys", 1, 3, 2),
+        t=widgets.float_slider("delay", 0.5, 1.5, 1.0, step=0.25, unit="ms"),
+        a=widgets.options_slider("α", [0.0, 0.5, 1.0], 0.5),
+    )
+
+
+def test_states_are_every_combination_on_the_grids_last_slider_fastest():
+    view = _view()
+    states = view.states()
+    assert len(states) == 3 * 5 * 3
+    assert states[:4] == [{"n": 1, "t": 0.5, "a": 0.0}, {"n": 1, "t": 0.5, "a": 0.5},
+                          {"n": 1, "t": 0.5, "a": 1.0}, {"n": 1, "t": 0.75, "a": 0.0}]
+    assert states[-1] == {"n": 3, "t": 1.5, "a": 1.0}
+    assert len({tuple(s.values()) for s in states}) == len(states)
+
+
+def test_controls_give_labels_units_readouts_and_the_shown_index():
+    view = _view()
+    n, t, a = view.controls()
+    assert (n["label"], n["unit"], n["values"], n["readouts"], n["index"]) == ("keys", "", [1, 2, 3], ["1", "2", "3"], 1)
+    assert (t["label"], t["unit"], t["index"]) == ("delay", "ms", 2)
+    assert t["readouts"] == ["0.50", "0.75", "1.00", "1.25", "1.50"]
+    assert (a["values"], a["readouts"], a["index"]) == ([0.0, 0.5, 1.0], ["0.0", "0.5", "1.0"], 1)
+    view.sliders["t"].value = 1.25
+    assert view.controls()[1]["index"] == 3
+
+
+def test_off_grid_values_and_other_sliders_are_refused_by_name():
+    view = _view()
+    view.sliders["t"].value = 0.6  # a FloatSlider accepts it, but no keypress reaches it
+    with pytest.raises(ValueError, match="slider 't'"):
+        view.controls()
+    import ipywidgets
+
+    with pytest.raises(TypeError, match="slider must be"):
+        widgets.grid_of(ipywidgets.FloatLogSlider())
+
+
+def test_self_checks_hand_over_a_definition_that_rebuilds_them():
+    q = widgets.numeric_check("What is <i>x</i>?", 8, rel_tol=0.01, abs_tol=0.5, hint="h", explanation="e")
+    d = q.definition()
+    again = widgets.NumericCheck(**{k: d[k] for k in ("question", "answer", "rel_tol", "abs_tol", "hint",
+                                                      "explanation")})
+    for text in ["8", "8.4", "9", "abc", "1/8", "12.5%"]:
+        assert again.check(text) == q.check(text)
+        assert again.feedback.value == q.feedback.value
+    assert re.fullmatch(d["number_pattern"], " 1/8 ") and not re.fullmatch(d["number_pattern"], "2**3")
+    assert q.check("9") is False and q.feedback.value == d["messages"]["wrong"].format(value="9", hint="h")
+    c = widgets.choice_check("Pick", ["a", "b"], correct=1, feedback=["no: a", "yes: b"])
+    d = c.definition()
+    assert (d["kind"], d["options"], d["correct"], d["feedback"]) == ("choice", ["a", "b"], 1, ["no: a", "yes: b"])
+    assert c.check(0) is False and c.feedback.value == d["messages"]["wrong"] + "no: a"
+    assert c.check(1) is True and c.feedback.value == d["messages"]["right"] + "yes: b"
+
+
+# ---- the built site -------------------------------------------------------------------------------
+
+
+def test_one_page_per_lesson_an_index_and_the_shared_files(site):
+    names = sorted(p.name for p in site.iterdir() if p.is_file())
+    assert names == sorted([f"{p.stem}.html" for p in LESSONS] + ["index.html", "course.css", "course.js"])
+    index = BeautifulSoup((site / "index.html").read_text(encoding="utf-8"), features="html.parser")
+    assert [a["href"] for a in index.select("ol a")] == [f"{p.stem}.html" for p in LESSONS]
+    folders = {p.name for p in site.iterdir() if p.is_dir()}
+    assert folders <= {f"{p.stem}_files" for p in LESSONS}
+
+
+def test_site_budget_in_total(site):
+    total = build_site.site_size(site)
+    assert total <= 15e6, f"the site is {total / 1e6:.1f} MB (budget 15 MB)"
+
+
+@pytest.mark.parametrize("nb_path", LESSONS, ids=lambda p: p.stem)
+def test_every_widget_is_static_and_every_figure_a_file(site, nb_path):
+    nb = nbformat.read(nb_path, as_version=4)
+    soup = page(site, nb_path)
+    assert len(soup.select(".sv")) + len(soup.select("form.check")) == widget_outputs(nb)
+    assert "needs a running kernel" not in soup.get_text() and "SliderView(" not in soup.get_text()
+    assert "NBVAL_IGNORE_OUTPUT" not in soup.get_text()
+    raster = sum(any(m in o.get("data", {}) for m in RASTER) for c in nb.cells for o in c.get("outputs", []))
+    figures = soup.select(".jp-OutputArea-output > img")
+    assert len(figures) == raster
+    for img in soup.select("img"):
+        assert (site / img["src"]).is_file(), img["src"]
+        assert img.get("alt") and not img["alt"].startswith("No description")
+        assert img.get("width") and img.get("height")
+    for data in view_data(soup):
+        assert all((site / f).is_file() for f in data["files"])
+        states = 1
+        for s in data["sliders"]:
+            states *= len(s["readouts"])
+        assert len(data["images"]) == len(data["alts"]) == states
+        assert len(set(data["alts"])) == states, "each state's alt text names its slider values"
+
+
+@pytest.mark.parametrize("nb_path", LESSONS, ids=lambda p: p.stem)
+def test_page_needs_no_network(site, nb_path):
+    text = (site / f"{nb_path.stem}.html").read_text(encoding="utf-8")
+    assert build_site.external_resources(text) == []
+    soup = BeautifulSoup(text, features="html.parser")
+    assert [s["src"] for s in soup.find_all("script", src=True)] == ["course.js"]
+    assert [link["href"] for link in soup.find_all("link", href=True) if "stylesheet" in link.get("rel", [])] == [
+        "course.css"]
+    assert not re.search(r"mathjax|require\.js|cdn\.jsdelivr|unpkg\.com|cdnjs", text, re.I)
+    assert build_site.external_resources((site / "course.css").read_text(encoding="utf-8")) == []
+    assert "http" not in (site / "course.js").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("nb_path", LESSONS, ids=lambda p: p.stem)
+def test_maths_is_mathml(site, nb_path):
+    if build_site.latex_to_mathml is None:
+        pytest.fail("latex2mathml is missing (it is in requirements-dev.txt)")
+    soup = page(site, nb_path)
+    assert soup.select(".tex-source") == [], "every formula must convert to MathML"
+    nb = nbformat.read(nb_path, as_version=4)
+    markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    if re.search(r"\$[^$\s][^$]*\$", markdown):
+        assert soup.find_all("math"), f"{nb_path.name} has TeX but its page has no MathML"
+
+
+def test_images_are_content_addressed_and_stored_once(site):
+    seen = {}
+    for png in site.rglob("*.png"):
+        data = png.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        assert png.stem == digest[:20], f"{png} is not named by its content"
+        assert digest not in seen, f"{png} and {seen.get(digest)} hold the same bytes"
+        seen[digest] = png
+    # lessons 03 and 05 show the temperature view on the same logits: 05 uses 03's files
+    pages = {p.stem[:2]: p for p in LESSONS}
+    if "03" in pages and "05" in pages:
+        files = {f for d in view_data(page(site, pages["05"])) for f in d["files"]}
+        shared = {f for f in files if f.startswith(f"{pages['03'].stem}_files/")}
+        assert len(shared) >= 32, f"lesson 05 reuses {len(shared)} of lesson 03's slider images"
+
+
+def test_lesson_links_point_at_pages(site):
+    names = {p.name for p in LESSONS}
+    for nb_path in LESSONS:
+        for a in page(site, nb_path).find_all("a", href=True):
+            target = a["href"].partition("#")[0]
+            assert target not in names, f"{nb_path.name} links to the notebook {target}, not its page"
+            if target.endswith(".html"):
+                assert (site / target).is_file(), target
+
+
+# ---- the images are the live view's, state for state ---------------------------------------------
+
+# Cells run after the lesson, in its kernel. nbclient plays the front end: it fills each Output
+# widget's `outputs` from the display messages, and the kernel sees that once the cell has ended.
+# So one cell moves the sliders and the next one reads what the view's Output shows.
+LIVE_PICK = """
+import json as _j, random as _r
+from ipywidgets.widgets.widget import _instances as _inst
+_views = [_inst[_m] for _m in {ids!r} if type(_inst[_m]).__name__ == "SliderView"]
+_picks = []
+for _view in _views:
+    _n = len(_view.states())
+    _picks.append(sorted(set([0, _n - 1] + _r.Random(0).sample(range(_n), min(4, _n)))))
+print(_j.dumps(_picks))
+"""
+LIVE_MOVE = """
+for _name, _value in _views[{v}].states()[{i}].items():
+    _views[{v}].sliders[_name].value = _value  # as the browser would set it
+"""
+LIVE_READ = """
+import base64 as _b64, hashlib as _h
+print(_h.sha256(_b64.b64decode(_views[{v}].output.outputs[-1]["data"]["image/png"])).hexdigest())
+"""
+
+
+def lessons_with_views() -> list[Path]:
+    """Lessons whose committed outputs show a SliderView."""
+    def shows_a_view(path):
+        nb = nbformat.read(path, as_version=4)
+        return any(str(o.get("data", {}).get("text/plain", "")).startswith("SliderView(")
+                   for c in nb.cells for o in c.get("outputs", []))
+    return [p for p in LESSONS if shows_a_view(p)]
+
+
+def live_pngs(nb_path: Path) -> list[dict]:
+    """Run the lesson in a fresh kernel, then move each view's sliders to sampled states (first, last
+    and four at random) as a reader would; per view, {state index: sha256 of the PNG its Output shows}.
+    (The build never runs here: this is the live widget, on its own.)"""
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(nb_path, as_version=4)
+    client = NotebookClient(nb, timeout=900, kernel_name="python3", record_timing=False,
+                            resources={"metadata": {"path": str(nb_path.parent)}})
+
+    def run(source: str) -> str:
+        cell = nbformat.v4.new_code_cell(source)
+        nb.cells.append(cell)
+        client.execute_cell(cell, len(nb.cells) - 1)
+        return "".join(o.get("text", "") for o in cell.outputs if o.get("name") == "stdout")
+
+    found = []
+    with client.setup_kernel():
+        for index, cell in enumerate(nb.cells):
+            client.execute_cell(cell, index)
+        picks = json.loads(run(LIVE_PICK.format(ids=build_site.widget_ids(nb))))
+        for v, states in enumerate(picks):
+            got = {}
+            for i in states:
+                run(LIVE_MOVE.format(v=v, i=i))
+                got[i] = run(LIVE_READ.format(v=v)).strip()
+            found.append(got)
+    return found
+
+
+@pytest.fixture(scope="module")
+def live(site):
+    """live_pngs for every lesson with a slider view."""
+    return {p: live_pngs(p) for p in lessons_with_views()}
+
+
+@pytest.mark.parametrize("nb_path", lessons_with_views(), ids=lambda p: p.stem)
+def test_exported_images_are_what_the_live_view_shows(site, live, nb_path):
+    views = view_data(page(site, nb_path))
+    assert len(live[nb_path]) == len(views) > 0
+    for n, (got, data) in enumerate(zip(live[nb_path], views, strict=True), start=1):
+        assert len(got) >= min(3, len(data["images"]))
+        for state, digest in got.items():
+            file = site / data["files"][data["images"][int(state)]]
+            assert hashlib.sha256(file.read_bytes()).hexdigest() == digest, f"view {n}, state {state}: {file.name}"
+
+
+# ---- determinism and the command -----------------------------------------------------------------
+
+
+def test_two_builds_give_the_same_files(site, tmp_path):
+    """A second build of the first two lessons (the cheap ones) writes byte-identical pages, images
+    and shared files to the session's full build."""
+    some = LESSONS[:2]
+    again = tmp_path / "site"
+    build_site.build(some, again, jobs=2, log=lambda _: None)
+    compared = 0
+    for path in sorted(again.rglob("*")):
+        rel = path.relative_to(again)
+        if path.is_dir() or rel.name == "index.html":
+            continue
+        assert (site / rel).read_bytes() == path.read_bytes(), f"{rel} differs between two builds"
+        compared += 1
+    assert compared >= 4
+
+
+def test_unknown_widget_outputs_stop_the_build():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(outputs=[nbformat.v4.new_output(
+        "display_data", data={build_site.WIDGET_VIEW: {"model_id": "abc", "version_major": 2}})])])
+    with pytest.raises(SystemExit, match="no static version of widget abc"):
+        build_site.StaticWidgets().preprocess(nb, {"widgets": {}})
+
+
+def test_pngs_header_size():
+    png = b64decode("iVBORw0KGgoAAAANSUhEUgAAAAIAAAADCAYAAAC56t6BAAAAEklEQVR4nGNgYGD4z8DAwMDAAAAMAAFzhAmkAAAAAElFTkSuQmCC")
+    assert build_site.png_size(png) == (2, 3)
+    with pytest.raises(ValueError, match="not a PNG"):
+        build_site.png_size(b"GIF89a" + bytes(30))
+
+
+def test_course_py_offers_site_and_export_as_its_alias():
+    text = (ROOT / "course.py").read_text(encoding="utf-8")
+    assert '"site": site' in text and '"export": site' in text
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_site.py"), "--help"],
+                          capture_output=True, text=True, check=True)
+    assert "build/site" in done.stdout
+
+
+def test_the_fixture_builds_with_units_and_the_index_counts_widgets(tmp_path):
+    """The small fixture notebook: a two-slider view (36 states) and a self-check."""
+    out = tmp_path / "site"
+    build_site.build([FIXTURE], out, jobs=1, log=lambda _: None)
+    soup = BeautifulSoup((out / "slider_demo.html").read_text(encoding="utf-8"), features="html.parser")
+    (data,) = view_data(soup)
+    assert [len(s["readouts"]) for s in data["sliders"]] == [9, 4]
+    assert len(data["images"]) == 36 and len(set(data["images"])) == 36
+    assert [i["aria-valuetext"] for i in soup.select(".sv input[type=range]")] == ["2", "1.00"]
+    assert len(soup.select("form.check-numeric")) == 1
+    assert "(1 interactive figure, 1 self-check)" in (out / "index.html").read_text(encoding="utf-8")
+
+
+# ---- pieces of the page conversion ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("nb_path", LESSONS, ids=lambda p: p.stem)
+def test_no_cell_shows_a_figure_twice(nb_path):
+    # a bare `fig` after pyplot made it can be shown by its repr and again by the inline backend
+    for cell in nbformat.read(nb_path, as_version=4).cells:
+        images = [o for o in cell.get("outputs", []) if any(m in o.get("data", {}) for m in RASTER)]
+        assert len(images) <= 1, f"{nb_path.name}: a cell shows {len(images)} figures: {cell.source[-120:]!r}"
+
+
+def test_tex_falls_back_to_escaped_source_without_the_converter(monkeypatch):
+    monkeypatch.setattr(build_site, "latex_to_mathml", None)
+    assert build_site.tex_to_html("a<b", display=False) == '<span class="tex-source">$a&lt;b$</span>'
+    assert build_site.tex_to_html("x", display=True) == '<span class="tex-source">$$x$$</span>'
+
+
+def test_lesson_links_point_at_pages_and_figures_become_files_with_alt_text(tmp_path):
+    png = b64decode("iVBORw0KGgoAAAANSUhEUgAAAAIAAAADCAYAAAC56t6BAAAAEklEQVR4nGNgYGD4z8DAwMDAAAAMAAFzhAmkAAAAAElFTkSuQmCC")
+    src = "data:image/png;base64," + __import__("base64").b64encode(png).decode()
+    html = ('<html><head><style>p{}</style></head><body><a href="01-next.ipynb#top">next</a>'
+            '<a href="https://x.org/a.ipynb">ext</a><div class="jp-OutputArea-output">'
+            f'<img alt="No description has been provided for this image" src="{src}"/></div></body></html>')
+    done, styles = build_site.finish_page(html, "T", {"01-next.ipynb"}, build_site.Files(tmp_path), "t_files")
+    soup = BeautifulSoup(done, features="html.parser")
+    assert [a["href"] for a in soup.find_all("a")][-2:] == ["01-next.html#top", "https://x.org/a.ipynb"]
+    img = soup.select_one(".jp-OutputArea-output img")
+    assert img["alt"] == "Figure 1 of “T”" and (img["width"], img["height"]) == ("2", "3")
+    assert (tmp_path / img["src"]).read_bytes() == png and img["src"].startswith("t_files/")
+    assert styles == "p{}" and soup.find("style") is None
+    assert soup.find("link", rel="stylesheet")["href"] == "course.css"
+    assert soup.find_all("script")[-1]["src"] == "course.js"
+
+
+def test_external_resources_are_detected():
+    html = ('<script src="https://cdn.example/x.js"></script><link href="//fonts.example/f.css">'
+            '<script type="module">import("https://cdn.example/m.mjs")</script><img src="data:image/png;base64,AA">'
+            '<style>body { background: url("https://img.example/b.png") }</style><img src="a_files/x.png">')
+    assert build_site.external_resources(html) == [
+        "https://cdn.example/x.js", "//fonts.example/f.css", "https://cdn.example/m.mjs", "https://img.example/b.png"]
+
+
+def test_pages_workflow_publishes_what_course_py_site_builds():
+    flow = (ROOT / ".github" / "workflows" / "pages.yml").read_text(encoding="utf-8")
+    assert re.search(r"^\s*run: python3 course\.py site\s*$", flow, re.M)
+    assert re.search(r"uses: actions/upload-pages-artifact@v\d+\s+with:\s+path: build/site\s*$", flow, re.M)
+    assert re.search(r"uses: actions/deploy-pages@v\d+", flow)
+    assert build_site.ROOT / "build" / "site" == ROOT / "build" / "site"
+    assert 'default=ROOT / "build" / "site"' in (ROOT / "scripts" / "build_site.py").read_text(encoding="utf-8")
