@@ -303,17 +303,6 @@ class SliderView(widgets.VBox):
                 out.append(({**now, name: value}, quiet))
         return out
 
-
-def _measure_layout(fig, texts) -> dict:
-    """Where constrained layout put ``fig``'s axes (colour bars included) and super-titles, and how
-    far (pixels) the drawn ``texts`` of each axes reach beyond it on each side. ``fig`` has been drawn."""
-    return {
-        "axes": [ax.get_position(original=True).frozen() for ax in fig.axes],
-        "reach": _text_reach(fig, texts),
-        "texts": {name: getattr(fig, name).get_position() for name in ("_suptitle", "_supxlabel", "_supylabel")
-                  if getattr(fig, name, None) is not None},
-    }
-
     # Used by the static course site (scripts/build_site.py): every state is rendered ahead there.
     def states(self) -> list[dict]:
         """Every combination of slider values on their grids (the last slider varies fastest).
@@ -336,6 +325,17 @@ def _measure_layout(fig, texts) -> dict:
             out.append({"name": name, "label": label, "unit": unit, "values": values, "readouts": readouts,
                         "index": now[0]})
         return out
+
+
+def _measure_layout(fig, texts) -> dict:
+    """Where constrained layout put ``fig``'s axes (colour bars included) and super-titles, and how
+    far (pixels) the drawn ``texts`` of each axes reach beyond it on each side. ``fig`` has been drawn."""
+    return {
+        "axes": [ax.get_position(original=True).frozen() for ax in fig.axes],
+        "reach": _text_reach(fig, texts),
+        "texts": {name: getattr(fig, name).get_position() for name in ("_suptitle", "_supxlabel", "_supylabel")
+                  if getattr(fig, name, None) is not None},
+    }
 
 
 def _text_reach(fig, texts) -> list:
