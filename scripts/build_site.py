@@ -496,6 +496,32 @@ def widget_ids(nb) -> list[str]:
             for o in c.get("outputs", []) if WIDGET_VIEW in o.get("data", {})]
 
 
+def poll_in_slices(kc, slice_s: float = 1.0) -> None:
+    """Make the kernel client's shell and iopub reads wait in slices of ``slice_s`` seconds.
+
+    With jupyter_client 8.10 / pyzmq 27.3 the asyncio socket now and then misses the wake-up for a
+    message that has already arrived: the read returns it only when its poll times out (nbclient
+    waits for a cell's reply with the whole cell timeout, for iopub without one), so a finished
+    cell looked hung for 300-900 s (seen about once in 20 runs of lesson 08's live check). A
+    timeout sliced into short polls finds such a message within ``slice_s``; a real timeout
+    still raises ``queue.Empty`` at its deadline.
+    """
+    from queue import Empty
+    from time import monotonic
+
+    for channel in (kc.shell_channel, kc.iopub_channel):
+        async def sliced(timeout=None, _get=channel.get_msg):
+            deadline = None if timeout is None else monotonic() + timeout
+            while True:
+                left = slice_s if deadline is None else max(0.0, min(slice_s, deadline - monotonic()))
+                try:
+                    return await _get(timeout=left)
+                except Empty:
+                    if deadline is not None and monotonic() >= deadline:
+                        raise
+        channel.get_msg = sliced
+
+
 def run_lesson(path: Path, work: Path, timeout: int = 900):
     """Execute a lesson, then render its widgets' states in the same kernel.
 
@@ -507,6 +533,7 @@ def run_lesson(path: Path, work: Path, timeout: int = 900):
                             resources={"metadata": {"path": str(path.parent)}}, record_timing=False)
     work.mkdir(parents=True, exist_ok=True)
     with client.setup_kernel():
+        poll_in_slices(client.kc)
         info = client.wait_for_reply(client.kc.kernel_info())
         nb.metadata["language_info"] = info["content"]["language_info"]
         for index, cell in enumerate(nb.cells[:-1]):

@@ -210,9 +210,14 @@ def test_lesson_links_point_at_pages(site):
 
 # ---- the images are the live view's, state for state ---------------------------------------------
 
-# Cells run after the lesson, in its kernel. nbclient plays the front end: it fills each Output
-# widget's `outputs` from the display messages, and the kernel sees that once the cell has ended.
-# So one cell moves the sliders and the next one reads what the view's Output shows.
+# Cells run after the lesson, in its kernel, one per view. The cell shows the view's current state
+# again, then moves its sliders to each sampled state as the browser would (setting `.value`) and
+# prints a marker after each state. Every PNG the view displays goes out as a display_data message
+# (routed into the view's Output widget); the client records those messages and the markers in
+# order, so the image a reader sees at a state is the last one displayed before its marker.
+# One cell per view keeps the round trips few, and the client's reads poll in short slices
+# (build_site.poll_in_slices: a missed wake-up in the client's asyncio socket made a finished cell
+# look hung until the cell timeout, about once in 20 runs of lesson 08).
 LIVE_PICK = """
 import json as _j, random as _r
 from ipywidgets.widgets.widget import _instances as _inst
@@ -223,13 +228,12 @@ for _view in _views:
     _picks.append(sorted(set([0, _n - 1] + _r.Random(0).sample(range(_n), min(4, _n)))))
 print(_j.dumps(_picks))
 """
-LIVE_MOVE = """
-for _name, _value in _views[{v}].states()[{i}].items():
-    _views[{v}].sliders[_name].value = _value  # as the browser would set it
-"""
-LIVE_READ = """
-import base64 as _b64, hashlib as _h
-print(_h.sha256(_b64.b64decode(_views[{v}].output.outputs[-1]["data"]["image/png"])).hexdigest())
+LIVE_MOVES = """
+_views[{v}]._show()  # what the view shows now, displayed again
+for _i in {states!r}:
+    for _name, _value in _views[{v}].states()[_i].items():
+        _views[{v}].sliders[_name].value = _value  # as the browser would set it
+    print("@state", _i, flush=True)
 """
 
 
@@ -242,33 +246,59 @@ def lessons_with_views() -> list[Path]:
     return [p for p in LESSONS if shows_a_view(p)]
 
 
+def shown_per_state(events: list) -> dict:
+    """{state: sha256 of the last PNG displayed before that state's marker}, from the (kind, value)
+    events of one cell in the order the kernel sent them."""
+    shown, got = None, {}
+    for kind, value in events:
+        if kind == "png":
+            shown = value
+        else:
+            for line in value.splitlines():
+                if line.startswith("@state "):
+                    assert shown is not None, "a state was reached before any image was shown"
+                    got[int(line.split()[1])] = shown
+    return got
+
+
 def live_pngs(nb_path: Path) -> list[dict]:
     """Run the lesson in a fresh kernel, then move each view's sliders to sampled states (first, last
-    and four at random) as a reader would; per view, {state index: sha256 of the PNG its Output shows}.
+    and four at random) as a reader would; per view, {state index: sha256 of the PNG it shows}.
     (The build never runs here: this is the live widget, on its own.)"""
     from nbclient import NotebookClient
 
     nb = nbformat.read(nb_path, as_version=4)
-    client = NotebookClient(nb, timeout=900, kernel_name="python3", record_timing=False,
+    client = NotebookClient(nb, timeout=300, kernel_name="python3", record_timing=False,
                             resources={"metadata": {"path": str(nb_path.parent)}})
+    events = []
+    process = client.process_message
 
-    def run(source: str) -> str:
+    def record(msg, cell, cell_index):
+        content = msg["content"]
+        if msg["msg_type"] == "display_data" and "image/png" in content.get("data", {}):
+            png = b64decode(content["data"]["image/png"])
+            events.append(("png", hashlib.sha256(png).hexdigest()))
+        elif msg["msg_type"] == "stream" and content.get("name") == "stdout":
+            events.append(("text", content["text"]))
+        return process(msg, cell, cell_index)
+
+    client.process_message = record
+
+    def run(source: str) -> list:
+        events.clear()
         cell = nbformat.v4.new_code_cell(source)
         nb.cells.append(cell)
         client.execute_cell(cell, len(nb.cells) - 1)
-        return "".join(o.get("text", "") for o in cell.outputs if o.get("name") == "stdout")
+        return list(events)
 
     found = []
     with client.setup_kernel():
+        build_site.poll_in_slices(client.kc)
         for index, cell in enumerate(nb.cells):
             client.execute_cell(cell, index)
-        picks = json.loads(run(LIVE_PICK.format(ids=build_site.widget_ids(nb))))
-        for v, states in enumerate(picks):
-            got = {}
-            for i in states:
-                run(LIVE_MOVE.format(v=v, i=i))
-                got[i] = run(LIVE_READ.format(v=v)).strip()
-            found.append(got)
+        text = "".join(v for k, v in run(LIVE_PICK.format(ids=build_site.widget_ids(nb))) if k == "text")
+        for v, states in enumerate(json.loads(text)):
+            found.append(shown_per_state(run(LIVE_MOVES.format(v=v, states=states))))
     return found
 
 
