@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Where a cold slider state's time goes, per view: draw / Agg draw / text-fit fallback / quantise+encode.
+
+Not a bench_*.py (run_all.py does not run it): a profiling aid for issue 14's jumps. For every lesson,
+runs the notebook in a fresh kernel (nbclient), then for every SliderView renders each slider's far
+states (its two ends and its quarter points, the other sliders at their reference values) cold, as
+``SliderView._draw_and_render`` does, timing each step:
+
+- ``draw``   : ``view.draw(**values)`` (a new Figure, or the view's ``update`` hook when it has one),
+- ``agg``    : the one Agg pass at the frozen reference layout (with the text recording),
+- ``refit``  : the fallback when the state's text does not fit the reference layout (second draw and a
+               constrained-layout render; 0 when it fits),
+- ``encode`` : quantise to 256 colours + PNG at zlib level 6,
+- ``total``  : ``view.render(values)`` on an empty cache, timed separately (what a jump waits for).
+
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/profile_cold_states.py [--repeats 3] [notebooks/NN-*.ipynb ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PROBE = r"""
+import gc, statistics, time, warnings
+import matplotlib.pyplot as plt
+from attnlib import widgets as _w
+from attnlib.widgets import SliderView
+
+def _far_values(s):
+    opts = list(getattr(s, "_options_values", []) or [])
+    if opts:
+        return [opts[round(f * (len(opts) - 1))] for f in (0, 0.25, 0.75, 1)]
+    return [s.min + round((s.max - s.min) * f / s.step) * s.step for f in (0, 0.25, 0.75, 1)]
+
+def _steps(view, values):
+    # the steps of SliderView._draw_and_render, timed one by one (the reference layout is measured already)
+    t = {}
+    t0 = time.perf_counter()
+    fig = view._new_figure(values) if hasattr(view, "_new_figure") else view.draw(**values)
+    t["draw"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ok = _w._apply_layout(fig, view._layout)
+    canvas, texts = _w._agg_draw(fig, record_text=True) if ok else (None, [])
+    fits = ok and _w._text_fits(fig, texts, view._layout)
+    t["agg"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    if not fits:
+        plt.close(fig)
+        fig = view.draw(**values)
+        canvas, _ = _w._agg_draw(fig)
+    t["refit"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    _w._encode(canvas)
+    t["encode"] = time.perf_counter() - t0
+    plt.close(fig)
+    return t, fits
+
+def _profile(repeats):
+    rows = []
+    views = [o for o in gc.get_objects() if isinstance(o, SliderView)]
+    for vi, view in enumerate(views):
+        view.render(view.values())  # measures the reference layout
+        for name, s in view.sliders.items():
+            for v in _far_values(s):
+                values = {**view.values(), name: v}
+                acc = {"draw": [], "agg": [], "refit": [], "encode": [], "total": []}
+                fits = True
+                for _ in range(repeats):
+                    t, fits = _steps(view, values)
+                    for k in t:
+                        acc[k].append(t[k])
+                    view._rendered.clear()
+                    t0 = time.perf_counter(); view.render(values); acc["total"].append(time.perf_counter() - t0)
+                    view._rendered.clear()
+                rows.append({"view": vi, "slider": s.description or name, "value": repr(v), "fits": fits,
+                             **{k + "_ms": 1e3 * statistics.median(x) for k, x in acc.items()},
+                             "max_total_ms": 1e3 * max(acc["total"])})
+    return rows
+
+with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    print("PROFILE" + json.dumps(_profile(REPEATS)))
+"""
+
+
+def measure(path: Path, repeats: int) -> list[dict]:
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("import json\n" + PROBE.replace("REPEATS", str(repeats))))
+    client = NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
+    client.execute()
+    for out in nb.cells[-1].outputs:
+        text = out.get("text", "")
+        if "PROFILE" in text:
+            return json.loads(text.split("PROFILE", 1)[1])
+    raise RuntimeError(f"{path.name}: probe printed nothing: {nb.cells[-1].outputs}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*", help="lesson notebooks (default: the lessons with slider views)")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    paths = [Path(a) for a in args.notebooks] or [
+        p for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb")) if "SliderView" in p.read_text()]
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}  "
+          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '-')}")
+    print(f"{'lesson':24} {'slider':20} {'value':>7} {'fits':>4} {'draw':>6} {'agg':>6} {'refit':>6} "
+          f"{'encode':>6} {'total':>6} {'max':>6}  (ms, medians of {args.repeats})")
+    rows = []
+    for path in paths:
+        for r in measure(path, args.repeats):
+            print(f"{path.stem[:24]:24} {r['slider'][:20]:20} {r['value'][:7]:>7} {'y' if r['fits'] else 'NO':>4} "
+                  f"{r['draw_ms']:6.0f} {r['agg_ms']:6.0f} {r['refit_ms']:6.0f} {r['encode_ms']:6.0f} "
+                  f"{r['total_ms']:6.0f} {r['max_total_ms']:6.0f}", flush=True)
+            rows.append({"lesson": path.stem, **r})
+    print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if args.json:
+        print(json.dumps(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
