@@ -237,8 +237,11 @@ class SliderView(widgets.VBox):
         The first call lays out the reference state (constrained layout) and keeps its axes
         positions and how far each axes' text reaches beyond it. A state is then drawn at
         those positions; if any of its text reaches further than the reference's did (wider
-        tick labels, a longer label) or leaves the figure, it is drawn again with its own
-        constrained layout. Either way the result depends on ``values`` alone.
+        tick labels, a longer label), the sides of those axes move in by the excess and the
+        same Figure is drawn once more (no second ``draw`` call, no layout pass): its text then
+        takes the room the reference's text took. Only if that still does not fit (text that
+        belongs to no axes leaving the figure, say) is the state drawn again with its own
+        constrained layout. Each way the result depends on ``values`` alone.
         """
         if self._layout is None:
             ref = self.draw(**self._reference)
@@ -253,6 +256,12 @@ class SliderView(widgets.VBox):
             if _text_fits(fig, texts, self._layout):
                 plt.close(fig)
                 return fig, _encode(canvas)
+            room = _make_room(fig, texts, self._layout)
+            if room is not None:
+                canvas, texts = _agg_draw(fig, record_text=True)
+                if _text_fits(fig, texts, room):
+                    plt.close(fig)
+                    return fig, _encode(canvas)
             plt.close(fig)
             fig = self.draw(**values)
         png = _png(fig)
@@ -373,6 +382,29 @@ def _text_fits(fig, texts, layout, tol_px=0.5) -> bool:
         if any(n > r + tol_px for n, r in zip(now, ref, strict=True)):
             return False
     return True
+
+
+def _make_room(fig, texts, layout: dict):
+    """Move the sides of ``fig``'s axes in by how far their drawn ``texts`` reach beyond the reference's.
+
+    ``fig`` is at the reference layout (``_apply_layout``) and has been drawn. Returns the layout
+    the moved figure must fit (the reference's reach plus each move), or None when moving axes
+    cannot help: nothing reaches further than the reference (so some other text left the figure).
+    """
+    width, height = fig.canvas.get_renderer().width, fig.canvas.get_renderer().height
+    axes, reach, moved = [], [], False
+    for ax, pos, now, ref in zip(fig.axes, layout["axes"], _text_reach(fig, texts), layout["reach"], strict=True):
+        left, bottom, right, top = (max(0.0, float(n) - float(r)) for n, r in zip(now, ref, strict=True))
+        moved = moved or left + bottom + right + top > 0.5
+        x0, y0 = pos.x0 + left / width, pos.y0 + bottom / height
+        x1, y1 = pos.x1 - right / width, pos.y1 - top / height
+        if x1 <= x0 or y1 <= y0:
+            return None
+        box = type(pos).from_extents(x0, y0, x1, y1)
+        ax.set_position(box, which="both")
+        axes.append(box)
+        reach.append([float(r) + e for r, e in zip(ref, (left, bottom, right, top), strict=True)])
+    return {**layout, "axes": axes, "reach": reach} if moved else None
 
 
 def _apply_layout(fig, layout: dict) -> bool:

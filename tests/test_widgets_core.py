@@ -228,24 +228,48 @@ def test_a_states_png_is_the_same_whatever_was_rendered_before():
     assert plt.get_fignums() == []
 
 
-def test_states_whose_text_fits_keep_the_reference_layout_and_wider_ones_get_their_own():
+def test_states_whose_text_fits_keep_the_reference_layout_and_wider_ones_move_their_axes_in():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.layout_engine import ConstrainedLayoutEngine
 
     view = widgets.slider_view(_scaled_bars, scale=widgets.options_slider("scale", [1, 10, 100, 10**5], 100))
-    ref_box = view.last_figure.axes[0].get_position()
+    ref = view.last_figure
+    ref_box = ref.axes[0].get_position()
+    canvas = FigureCanvasAgg(ref)
+    canvas.draw()
+    ref_label = ref.axes[0].yaxis.label.get_window_extent(canvas.get_renderer())
     view.sliders["scale"].value = 1  # narrower tick labels: same panel position as the reference
     assert not isinstance(view.last_figure.get_layout_engine(), ConstrainedLayoutEngine)
     assert view.last_figure.axes[0].get_position().bounds == pytest.approx(ref_box.bounds)
-    view.sliders["scale"].value = 10**5  # "100000" does not fit the reference margin: laid out anew
+    view.sliders["scale"].value = 10**5  # "100000" does not fit the reference margin: the panel moves right
     fig = view.last_figure
-    assert isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine)
-    assert fig.axes[0].get_position().x0 > ref_box.x0 + 0.01
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
+    assert not isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine)  # no second layout pass
+    box = fig.axes[0].get_position()
+    assert box.x0 > ref_box.x0 + 0.01
+    assert (box.y0, box.x1, box.y1) == pytest.approx((ref_box.y0, ref_box.x1, ref_box.y1))  # only the crowded side
     canvas = FigureCanvasAgg(fig)
     canvas.draw()
     label = fig.axes[0].yaxis.label.get_window_extent(canvas.get_renderer())
     assert label.x0 >= 0  # the y label stays inside the figure
+    assert label.x0 == pytest.approx(ref_label.x0, abs=1.0)  # where the reference's label was
+
+
+def _growing_note(n):
+    """A figure whose only growing text belongs to no axes and leaves the figure on the right when ``n`` is large."""
+    fig, ax = plt.subplots(figsize=(4, 3), layout="constrained")
+    ax.plot([0, 1], [0, 1])
+    ax.set_xlabel("x (units)")
+    ax.set_ylabel("y (units)")
+    fig.text(0.7, 0.95, "note " + "x" * n)
+    return fig
+
+
+def test_text_no_axes_owns_that_leaves_the_figure_gets_its_own_constrained_layout():
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    view = widgets.slider_view(_growing_note, n=widgets.options_slider("n", [1, 60], 1))
+    view.sliders["n"].value = 60
+    assert isinstance(view.last_figure.get_layout_engine(), ConstrainedLayoutEngine)
 
 
 def test_reference_state_png_has_the_pixels_savefig_writes():
