@@ -732,6 +732,31 @@ def layer_profile(stats, layer, axes=None, var_ylim=None):
 
 
 @projector_style
+def update_layer_profile(fig, stats, layer, var_ylim=None):
+    """Change a Figure ``layer_profile(stats, other_layer, var_ylim=var_ylim)`` made so that it shows ``layer``,
+    with the pixels ``layer_profile(stats, layer, var_ylim=var_ylim)`` draws (lesson 08's slider reuses one
+    Figure). Only the data of one layer moves: bar heights, the prediction marks, the uniform line, the title.
+    Needs a fixed ``var_ylim`` (the other limits do not depend on the layer); returns ``fig``.
+    """
+    if not var_ylim:
+        raise ValueError("var_ylim must be given: without it the variance axis rescales with the layer; "
+                         "draw with layer_profile instead")
+    i = layer - 1
+    top, bottom = fig.axes[:2]
+    heads = np.arange(1, stats["var_logit"].shape[1] + 1)
+    for bars, key in zip(top.containers, ("var_logit", "var_logit_scaled"), strict=True):
+        for rect, h in zip(bars, stats[key][i], strict=True):
+            rect.set_height(h)
+    top.collections[0].set_offsets(np.column_stack([heads - 0.2, stats["iid_prediction"][i]]))
+    top.set_title(f"layer {layer}")
+    for bars, key in zip(bottom.containers, ("entropy_unscaled", "entropy_scaled"), strict=True):
+        for rect, h in zip(bars, stats[key][i], strict=True):
+            rect.set_height(h)
+    bottom.lines[0].set_ydata([stats["log_keys"][i].mean()] * 2)
+    return fig
+
+
+@projector_style
 def layer_profiles(stats, layers, var_ylim=None):
     """Small multiples of ``layer_profile`` side by side for the given 1-based layers (lesson 08)."""
     fig, axes = plt.subplots(2, len(layers), figsize=(5.2 * len(layers), 6.0), sharex=True, sharey="row",

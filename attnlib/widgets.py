@@ -189,8 +189,13 @@ class SliderView(widgets.VBox):
     CACHE_SIZE = 64  # PNGs kept per view (tens of kB each; Figures are not kept)
     PREFETCH_STEPS = 3
 
-    def __init__(self, draw, sliders: dict):
+    def __init__(self, draw, sliders: dict, update=None):
+        """``update(fig, **values)``, optional: change a Figure that ``draw`` made (for any state) in place so
+        that it shows ``values``, with the same pixels as ``draw(**values)``. A view that has one keeps a
+        single Figure and renders each new state by updating it (no new Figure, axes and ticks per state)."""
         self.draw = draw
+        self.update_figure = update
+        self._spare = None  # with ``update``: the Figure every new state is drawn into
         self.sliders = dict(sliders)
         self.output = widgets.Output()
         self._rendered = OrderedDict()  # state key -> PNG bytes, least recently used first
@@ -213,7 +218,7 @@ class SliderView(widgets.VBox):
         """The Figure of the state shown now (drawn again if only its PNG was kept)."""
         key = _key(self.values())
         if self._figure[0] != key:
-            fig, _ = self._draw_and_render(self.values())
+            fig, _ = self._draw_and_render(self.values(), reuse=False)
             self._figure = (key, fig)
         return self._figure[1]
 
@@ -224,14 +229,24 @@ class SliderView(widgets.VBox):
             self._rendered.move_to_end(key)
             return self._rendered[key]
         fig, png = self._draw_and_render(values)
-        if key == _key(self.values()):
+        if key == _key(self.values()) and fig is not self._spare:
             self._figure = (key, fig)  # keep the shown state's Figure (for last_figure), not prefetched ones
         self._rendered[key] = png
         if len(self._rendered) > self.CACHE_SIZE:
             self._rendered.popitem(last=False)
         return self._rendered[key]
 
-    def _draw_and_render(self, values: dict):
+    def _new_figure(self, values: dict, reuse=True):
+        """A Figure showing ``values``: the view's one Figure updated in place if it has an ``update``, else a new one."""
+        if not reuse or self.update_figure is None:
+            return self.draw(**values)
+        if self._spare is None:
+            self._spare = self.draw(**values)
+        else:
+            self.update_figure(self._spare, **values)
+        return self._spare
+
+    def _draw_and_render(self, values: dict, reuse=True):
         """(closed Figure, PNG) of ``values``: at the reference layout when its text fits there, else laid out anew.
 
         The first call lays out the reference state (constrained layout) and keeps its axes
@@ -241,7 +256,9 @@ class SliderView(widgets.VBox):
         same Figure is drawn once more (no second ``draw`` call, no layout pass): its text then
         takes the room the reference's text took. Only if that still does not fit (text that
         belongs to no axes leaving the figure, say) is the state drawn again with its own
-        constrained layout. Each way the result depends on ``values`` alone.
+        constrained layout. Each way the result depends on ``values`` alone. With ``reuse`` and an
+        ``update`` hook, the view's one Figure is updated instead of drawing a new one (the
+        constrained-layout fallback always draws a new Figure, so the kept one stays at the reference layout).
         """
         if self._layout is None:
             ref = self.draw(**self._reference)
@@ -250,7 +267,10 @@ class SliderView(widgets.VBox):
             plt.close(ref)
             if _key(values) == _key(self._reference):
                 return ref, png
-        fig = self.draw(**values)
+        fig = self._new_figure(values, reuse)
+        if fig is self._spare and len(fig.axes) != len(self._layout["axes"]):
+            self._spare = None  # an update that added or removed axes: draw this state anew
+            fig = self.draw(**values)
         if _apply_layout(fig, self._layout):
             canvas, texts = _agg_draw(fig, record_text=True)
             if _text_fits(fig, texts, self._layout):
@@ -513,9 +533,13 @@ def _label_and_unit(description: str) -> tuple[str, str]:
     return (m.group(1), m.group(2)) if m else (description, "")
 
 
-def slider_view(draw, **sliders) -> SliderView:
-    """Wire named sliders to ``draw(**values) -> Figure``; the figure redraws on each change."""
-    return SliderView(draw, sliders)
+def slider_view(draw, update=None, **sliders) -> SliderView:
+    """Wire named sliders to ``draw(**values) -> Figure``; the figure redraws on each change.
+
+    update : optional ``update(fig, **values)`` that changes a Figure ``draw`` made in place to show
+    ``values`` with the same pixels as a new ``draw(**values)`` (faster for figures with many ticks).
+    """
+    return SliderView(draw, sliders, update=update)
 
 
 _NUMBER = re.compile(r"^\s*([-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?)\s*(/\s*([-+]?\d+(\.\d*)?)\s*)?$")
@@ -749,7 +773,8 @@ def minilm_layer_view(stats, var_ylim=None):
     from . import plots
 
     n_layers = int(stats["var_logit"].shape[0])
-    return slider_view(lambda layer: plots.layer_profile(stats, layer, var_ylim=var_ylim),
+    update = (lambda fig, layer: plots.update_layer_profile(fig, stats, layer, var_ylim=var_ylim)) if var_ylim else None
+    return slider_view(lambda layer: plots.layer_profile(stats, layer, var_ylim=var_ylim), update=update,
                        layer=int_slider("layer", 1, n_layers, 1))
 
 

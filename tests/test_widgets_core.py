@@ -364,3 +364,89 @@ def test_a_finished_cell_asks_for_a_shorter_pause_than_a_slider_move(monkeypatch
     assert _in_own_loop(lambda: main(after_cell=False)) == [5]
     monkeypatch.setattr(widgets, "_views", [])
     assert _in_own_loop(lambda: main(after_cell=True)) == [5, 6, 4]
+
+
+def _bars_with_update():
+    """A draw/update pair over bar heights and a title; ``scale`` widens the y tick labels (some states need room)."""
+
+    def draw(scale, tilt):
+        fig, ax = plt.subplots(figsize=(5.0, 3.5), layout="constrained")
+        ax.bar([0, 1], [0.3 * scale * (1 + tilt), 0.7 * scale * (1 - tilt)], color=plots.SCALED)
+        ax.set_xticks([0, 1], ["key 1", "key 2"])
+        ax.set_ylim(0, scale)
+        ax.set_ylabel("weight (units)")
+        ax.set_title(f"scale {scale:g}, tilt {tilt:g}")
+        return fig
+
+    def update(fig, scale, tilt):
+        ax = fig.axes[0]
+        for rect, h in zip(ax.patches, [0.3 * scale * (1 + tilt), 0.7 * scale * (1 - tilt)], strict=True):
+            rect.set_height(h)
+        ax.set_ylim(0, scale)
+        ax.set_title(f"scale {scale:g}, tilt {tilt:g}")
+        return fig
+
+    return draw, update
+
+
+def test_an_update_hook_gives_the_bytes_a_new_figure_gives_for_every_state_in_any_order():
+    import itertools
+    import random
+
+    draw, update = _bars_with_update()
+    scales, tilts = [1, 10, 100, 10**4], [-0.5, 0.0, 0.25]
+
+    def view(hook):
+        return widgets.slider_view(draw, update=hook, scale=widgets.options_slider("scale", scales, 10),
+                                   tilt=widgets.options_slider("tilt", tilts, 0.0))
+
+    states = [{"scale": s, "tilt": t} for s, t in itertools.product(scales, tilts)]
+    fresh = view(None)
+    expected = [fresh.render(st) for st in states]
+    assert fresh._spare is None
+    assert len(set(expected)) == len(states)  # the states do differ
+    rng = random.Random(0)
+    for _ in range(3):
+        order = rng.sample(range(len(states)), len(states))
+        hooked = view(update)
+        for i in order:
+            assert hooked.render(states[i]) == expected[i], states[i]
+        assert hooked._spare is not None  # the hook was used
+    n = plt.get_fignums()
+    assert n == []
+
+
+def test_an_update_hook_does_not_change_the_shown_figure():
+    draw, update = _bars_with_update()
+    view = widgets.slider_view(draw, update=update, scale=widgets.options_slider("scale", [1, 10, 100], 10),
+                               tilt=widgets.options_slider("tilt", [0.0, 0.5], 0.0))
+    view.sliders["scale"].value = 100
+    shown = view.last_figure
+    view.render({"scale": 1, "tilt": 0.5})  # a prefetched state updates the view's one Figure
+    assert view.last_figure is shown
+    assert shown.axes[0].get_title() == "scale 100, tilt 0"
+
+
+def _layer_stats(n_layers=6, n_heads=12, seed=0):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    var = rng.lognormal(2.0, 1.0, (n_layers, n_heads))
+    return {"var_logit": var, "var_logit_scaled": var / 32, "iid_prediction": var * rng.uniform(0.5, 2, var.shape),
+            "entropy_unscaled": rng.uniform(0, 2, var.shape), "entropy_scaled": rng.uniform(1, 3, var.shape),
+            "log_keys": np.log(rng.integers(5, 20, (n_layers, 6)))}
+
+
+def test_layer_view_update_gives_the_pngs_of_new_figures():
+    stats = _layer_stats()
+    hooked = widgets.minilm_layer_view(stats, var_ylim=(1e-2, 1e4))
+    assert hooked.update_figure is not None
+    plain = widgets.slider_view(lambda layer: plots.layer_profile(stats, layer, var_ylim=(1e-2, 1e4)),
+                                layer=widgets.int_slider("layer", 1, 6, 1))
+    for layer in (6, 2, 5, 1, 3, 4, 6):
+        hooked._rendered.clear()
+        assert hooked.render({"layer": layer}) == plain.render({"layer": layer}), layer
+    assert widgets.minilm_layer_view(stats).update_figure is None  # autoscaled variance axis: no hook
+    with pytest.raises(ValueError, match="var_ylim"):
+        plots.update_layer_profile(plots.layer_profile(stats, 1), stats, 2)
+    plt.close("all")
