@@ -450,3 +450,17 @@ def test_layer_view_update_gives_the_pngs_of_new_figures():
     with pytest.raises(ValueError, match="var_ylim"):
         plots.update_layer_profile(plots.layer_profile(stats, 1), stats, 2)
     plt.close("all")
+
+
+def test_a_kept_renderer_gives_the_bytes_a_new_one_gives(monkeypatch):
+    from collections import OrderedDict
+
+    values = [1, 10, 1000, 10**5]
+    warm = widgets.slider_view(_scaled_bars, scale=widgets.options_slider("scale", values, 10))
+    kept = [warm.render({"scale": v}) for v in values]  # each render reuses the renderer of the one before
+    assert len(widgets._RENDERERS) >= 1
+    for v, png in zip(values, kept, strict=True):
+        monkeypatch.setattr(widgets, "_RENDERERS", OrderedDict())  # a new renderer for this render only
+        cold = widgets.slider_view(_scaled_bars, scale=widgets.options_slider("scale", values, 10))
+        cold._layout = warm._layout
+        assert cold.render({"scale": v}) == png, v
