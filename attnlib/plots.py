@@ -309,6 +309,28 @@ def _labelled_bars(ax, probs, color):
 
 
 @projector_style
+def update_temperature_panel(fig, logits, temps, probs, entropy, temperature):
+    """Change a Figure ``temperature_panel`` made (same arguments, another temperature) in place to show
+    ``temperature``, with the pixels a new ``temperature_panel`` draws (the slider views of lessons 03 and
+    05 reuse one Figure). Moves: bar heights, colours and labels, the title, the "this T" dot. Returns ``fig``."""
+    temps = np.asarray(temps, dtype=float)
+    i = int(np.argmin(np.abs(np.log(temps) - np.log(temperature))))
+    bars_ax, curve_ax = fig.axes[:2]
+    color = SCALED if temps[i] > 1.0 + 1e-9 else UNSCALED
+    values = np.asarray(probs[i], dtype=float)
+    for rect, label, p in zip(bars_ax.containers[0], bars_ax.texts, values, strict=True):
+        rect.set_height(p)
+        rect.set_facecolor(color)
+        label.set_text(f"{p:.4g}")
+        label.xy = (rect.get_x() + rect.get_width() / 2, max(rect.get_y(), rect.get_y() + p))
+        label.xyann = (0, np.sign(p) * 2)  # bar_label's padding=2 points, away from the bar's end
+    bars_ax.set_title(f"softmax(z / T), T = {temps[i]:.3g}\n"
+                      f"entropy {entropy[i]:.3f} nats, max weight {probs[i].max():.3f}")
+    curve_ax.lines[-1].set_data([temps[i]], [entropy[i]])
+    return fig
+
+
+@projector_style
 def worked_example_bars(logits, probs_raw, probs_scaled, sqrt_dk):
     """Two bar charts (lesson 03): softmax of the raw worked-example logits and of logits/√d_k.
 

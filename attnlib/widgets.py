@@ -729,7 +729,10 @@ def temperature_view(logits, temps, probs, entropy, value=8.0) -> SliderView:
     def draw(temperature):
         return plots.temperature_panel(logits, temps, probs, entropy, temperature)
 
-    return slider_view(draw, temperature=float_slider("temperature T", float(temps[0]), float(temps[-1]), value,
+    def update(fig, temperature):
+        return plots.update_temperature_panel(fig, logits, temps, probs, entropy, temperature)
+
+    return slider_view(draw, update=update, temperature=float_slider("temperature T", float(temps[0]), float(temps[-1]), value,
                                                       step=step))
 
 

@@ -464,3 +464,28 @@ def test_a_kept_renderer_gives_the_bytes_a_new_one_gives(monkeypatch):
         cold = widgets.slider_view(_scaled_bars, scale=widgets.options_slider("scale", values, 10))
         cold._layout = warm._layout
         assert cold.render({"scale": v}) == png, v
+
+
+def _hook_matches_new_figures(view, plain, states):
+    """Render ``states`` cold on ``view`` (which has an update hook) and compare with ``plain`` (no hook)."""
+    assert view.update_figure is not None and plain.update_figure is None
+    for st in states:
+        view._rendered.clear()
+        assert view.render(st) == plain.render(st), st
+    assert view._spare is not None
+
+
+def test_temperature_view_update_gives_the_pngs_of_new_figures_at_every_grid_temperature():
+    import numpy as np
+
+    from attnlib.saturation import WORKED_LOGITS, temperature_sweep
+
+    z = np.array(WORKED_LOGITS)
+    temps = np.arange(0.25, 16.0 + 1e-9, 0.25)
+    probs, ent = temperature_sweep(z, temps)
+    hooked = widgets.temperature_view(z, temps, probs, ent, value=8.0)
+    plain = widgets.slider_view(lambda temperature: plots.temperature_panel(z, temps, probs, ent, temperature),
+                                temperature=widgets.float_slider("temperature T", 0.25, 16.0, 8.0, step=0.25))
+    order = [16.0, 0.25, 1.0, 12.0, 0.5, 3.75] + [float(t) for t in temps[::-1]]  # far jumps, then every state
+    _hook_matches_new_figures(hooked, plain, [{"temperature": t} for t in order])
+    plt.close("all")
