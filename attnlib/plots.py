@@ -872,6 +872,35 @@ def training_curves(steps, curves, scalings, ax=None, title=None, uniform_entrop
 
 
 @projector_style
+def update_training_curves(fig, steps, curves, scalings, title=None, uniform_entropy=None):
+    """Change a Figure ``training_curves`` made (its own axes, same steps and scalings) in place to show
+    ``curves``, with the pixels a new ``training_curves(steps, curves, scalings, title=title,
+    uniform_entropy=uniform_entropy)`` draws (lesson 07's browser reuses one Figure). Returns ``fig``."""
+    curves = np.asarray(curves, float)
+    for row, a in enumerate(fig.axes[:3]):
+        for i, line in enumerate(a.lines[:len(scalings)]):
+            line.set_ydata(curves[i, row])
+        # the y limits a new figure gets: autoscaled to the curves; axhline rescales only if its line falls outside
+        extra = a.lines[len(scalings):]
+        for line in extra:
+            line.set_visible(False)
+        a.relim(visible_only=True)
+        for line in extra:
+            line.set_visible(True)
+        a.set_autoscaley_on(True)
+        a.autoscale_view(scalex=False)
+        low, high = a.get_ybound()
+        if any(not low <= y <= high for line in extra for y in line.get_ydata()):
+            a.relim()
+            a.autoscale_view(scalex=False)
+    if uniform_entropy is not None:
+        fig.axes[2].set_ylim(top=1.15 * uniform_entropy)
+    if title:
+        fig._suptitle.set_text(title)
+    return fig
+
+
+@projector_style
 def training_grid(steps, curves, scalings, d_ks, lrs, row=0):
     """Small multiples: one panel per (d_k, learning rate), one line per scaling (lesson 07).
 

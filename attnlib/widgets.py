@@ -812,4 +812,9 @@ def training_browser(steps, curves, scalings, d_ks, lrs, uniform_entropy=None) -
         return plots.training_curves(steps, sl, scalings, title=f"d_k = {d_k}, learning rate = {lr:g}",
                                      uniform_entropy=uniform_entropy)
 
-    return slider_view(draw, d_k=options_slider("d_k", d_ks), lr=options_slider("learning rate", lrs))
+    def update(fig, d_k, lr):
+        sl = curves[:, d_ks.index(d_k), lrs.index(lr)]
+        return plots.update_training_curves(fig, steps, sl, scalings, title=f"d_k = {d_k}, learning rate = {lr:g}",
+                                            uniform_entropy=uniform_entropy)
+
+    return slider_view(draw, update=update, d_k=options_slider("d_k", d_ks), lr=options_slider("learning rate", lrs))

@@ -489,3 +489,28 @@ def test_temperature_view_update_gives_the_pngs_of_new_figures_at_every_grid_tem
     order = [16.0, 0.25, 1.0, 12.0, 0.5, 3.75] + [float(t) for t in temps[::-1]]  # far jumps, then every state
     _hook_matches_new_figures(hooked, plain, [{"temperature": t} for t in order])
     plt.close("all")
+
+
+def test_training_browser_update_gives_the_pngs_of_new_figures_for_every_state():
+    import itertools
+    import json
+    from pathlib import Path
+
+    import numpy as np
+
+    data = np.load(Path(__file__).resolve().parent.parent / "notebooks" / "data" / "training_sweep.npz")
+    c = json.loads(str(data["config"]))
+    curves = data["curves"].astype(float).mean(axis=3)
+    steps = (np.arange(curves.shape[-1]) + 0.5) * c["window"]
+    hooked = widgets.training_browser(steps, curves, c["variants"], c["d_ks"], c["lrs"], uniform_entropy=np.log(8))
+
+    def draw(d_k, lr):
+        sl = curves[:, c["d_ks"].index(d_k), c["lrs"].index(lr)]
+        return plots.training_curves(steps, sl, c["variants"], title=f"d_k = {d_k}, learning rate = {lr:g}",
+                                     uniform_entropy=np.log(8))
+
+    plain = widgets.slider_view(draw, d_k=widgets.options_slider("d_k", c["d_ks"]),
+                                lr=widgets.options_slider("learning rate", c["lrs"]))
+    states = [{"d_k": d, "lr": lr} for d, lr in itertools.product(c["d_ks"][::-1], c["lrs"])]
+    _hook_matches_new_figures(hooked, plain, states)
+    plt.close("all")
