@@ -237,7 +237,7 @@ class SliderView(widgets.VBox):
         return self._rendered[key]
 
     def _new_figure(self, values: dict, reuse=True):
-        """A Figure showing ``values``: the view's one Figure updated in place if it has an ``update``, else a new one."""
+        """A Figure showing ``values``: the view's one Figure updated in place if it has ``update``, else a new one."""
         if not reuse or self.update_figure is None:
             return self.draw(**values)
         if self._spare is None:
@@ -732,8 +732,8 @@ def temperature_view(logits, temps, probs, entropy, value=8.0) -> SliderView:
     def update(fig, temperature):
         return plots.update_temperature_panel(fig, logits, temps, probs, entropy, temperature)
 
-    return slider_view(draw, update=update, temperature=float_slider("temperature T", float(temps[0]), float(temps[-1]), value,
-                                                      step=step))
+    slider = float_slider("temperature T", float(temps[0]), float(temps[-1]), value, step=step)
+    return slider_view(draw, update=update, temperature=slider)
 
 
 def at_scale_view(raw, d_k=None) -> SliderView:
