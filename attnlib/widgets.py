@@ -13,6 +13,7 @@ import asyncio
 import io
 import itertools
 import re
+import threading
 import time
 import weakref
 from collections import OrderedDict
@@ -68,6 +69,14 @@ QUIET_AFTER_CELL_S = 0.25
 # before the states due "after QUIET_S" are rendered
 _last_activity = [0.0, QUIET_S]
 _hooked_shells = set()  # id() of each IPython shell whose cell runs already count as activity
+_cell_running = [False]  # a cell is running now (between IPython's pre_run_cell and post_run_cell)
+# JupyterLab (4.4 and later, with a kernel that has subshells: ipykernel 7) sends widget messages on a
+# kernel *subshell*, a thread of its own: a slider move is handled while the main thread runs a cell or
+# renders ahead. Every render takes this lock, so two threads never draw at once (matplotlib is not
+# thread-safe, and a view's cache, kept Figure and the shared Agg renderers are one each). A move that
+# arrives during a prefetch render waits for that one render, as it did when both shared one thread.
+_RENDER_LOCK = threading.RLock()
+_CHAIN_LOCK = threading.Lock()  # guards starting the kernel's one prefetch chain (from either thread)
 _views = []  # weak references to the live SliderViews of this kernel, oldest first
 _last_moved = [None]  # weak reference to the view whose slider moved last
 _prefetch_chain = [None]  # the event loop running the kernel's one prefetch chain, or None
@@ -77,7 +86,13 @@ def _note_activity(*_):
     _last_activity[:] = [time.monotonic(), QUIET_S]
 
 
+def _note_cell_start(*_):
+    _cell_running[0] = True
+    _last_activity[:] = [time.monotonic(), QUIET_AFTER_CELL_S]
+
+
 def _note_cell_run(*_):
+    _cell_running[0] = False
     _last_activity[:] = [time.monotonic(), QUIET_AFTER_CELL_S]
 
 
@@ -87,6 +102,7 @@ def _count_cell_runs_as_activity():
 
     shell = get_ipython()
     if shell is not None and id(shell) not in _hooked_shells:
+        shell.events.register("pre_run_cell", _note_cell_start)
         shell.events.register("post_run_cell", _note_cell_run)
         _hooked_shells.add(id(shell))
 
@@ -131,17 +147,21 @@ def _prefetch_plan_all(steps: int) -> list:
 def _schedule_prefetch():
     """Once the kernel is quiet, render the planned states not yet kept, one per loop turn.
 
-    One chain per kernel, on the kernel's own thread between messages (no threads, no pyplot
-    races); the plan is made again before each render, so a move reorders it at once.
-    Outside a running event loop (plain Python, tests) it does nothing.
+    One chain per kernel, on the event loop of the thread that started it, between that thread's
+    messages; it waits while a cell runs (a chain on a widget subshell's thread could otherwise
+    run beside the cell). Renders take ``_RENDER_LOCK``. The plan is made again before each render,
+    so a move (from any thread) reorders it at once. Outside a running event loop (plain Python,
+    tests) it does nothing.
     """
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
         return
-    if _prefetch_chain[0] is loop:
-        return  # the running chain reads the new state itself
-    _prefetch_chain[0] = loop
+    with _CHAIN_LOCK:
+        running = _prefetch_chain[0]
+        if running is not None and not running.is_closed():
+            return  # the running chain reads the new state itself
+        _prefetch_chain[0] = loop
     failed = set()  # (view id, state key) whose draw raised: the real update shows the error
 
     def one_more():
@@ -157,6 +177,9 @@ def _schedule_prefetch():
         view, values, quiet = next(todo, (None, None, None))
         if view is None:
             _prefetch_chain[0] = None  # the next move or new view starts a new chain
+            return
+        if _cell_running[0]:
+            loop.call_later(QUIET_AFTER_CELL_S, one_more)
             return
         wait = _last_activity[0] + (_last_activity[1] if quiet == QUIET_S else quiet) - time.monotonic()
         if wait > 0:
@@ -216,14 +239,21 @@ class SliderView(widgets.VBox):
     @property
     def last_figure(self):
         """The Figure of the state shown now (drawn again if only its PNG was kept)."""
-        key = _key(self.values())
-        if self._figure[0] != key:
-            fig, _ = self._draw_and_render(self.values(), reuse=False)
-            self._figure = (key, fig)
-        return self._figure[1]
+        with _RENDER_LOCK:
+            key = _key(self.values())
+            if self._figure[0] != key:
+                fig, _ = self._draw_and_render(self.values(), reuse=False)
+                self._figure = (key, fig)
+            return self._figure[1]
 
     def render(self, values: dict) -> bytes:
-        """The PNG for ``values``: from the cache, or drawn, rendered and cached (pure in ``values``)."""
+        """The PNG for ``values``: from the cache, or drawn, rendered and cached (pure in ``values``).
+
+        Thread-safe: renders from a widget subshell's thread and the main thread take turns (``_RENDER_LOCK``)."""
+        with _RENDER_LOCK:
+            return self._render(values)
+
+    def _render(self, values: dict) -> bytes:
         key = _key(values)
         if key in self._rendered:
             self._rendered.move_to_end(key)
@@ -462,7 +492,14 @@ _RENDERERS = OrderedDict()  # (width px, height px, dpi) -> RendererAgg, least r
 
 
 def _agg_draw(fig, record_text=False):
-    """Draw ``fig`` once on an Agg canvas; returns (canvas, the Text artists drawn if ``record_text``)."""
+    """Draw ``fig`` once on an Agg canvas; returns (canvas, the Text artists drawn if ``record_text``).
+
+    Holds ``_RENDER_LOCK`` (re-entrant): the shared renderers serve one draw at a time."""
+    with _RENDER_LOCK:
+        return _agg_draw_locked(fig, record_text)
+
+
+def _agg_draw_locked(fig, record_text):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     canvas = FigureCanvasAgg(fig)
@@ -485,9 +522,12 @@ def _agg_draw(fig, record_text=False):
             return draw_text(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
 
         renderer.draw_text = recording
-    canvas.draw()
-    if record_text:
-        del canvas.get_renderer().draw_text
+        try:
+            canvas.draw()
+        finally:
+            del renderer.draw_text  # a shared renderer must not keep this render's recorder
+    else:
+        canvas.draw()
     return canvas, texts
 
 

@@ -514,3 +514,107 @@ def test_training_browser_update_gives_the_pngs_of_new_figures_for_every_state()
     states = [{"d_k": d, "lr": lr} for d, lr in itertools.product(c["d_ks"][::-1], c["lrs"])]
     _hook_matches_new_figures(hooked, plain, states)
     plt.close("all")
+
+
+def test_renders_from_two_threads_take_turns():
+    """JupyterLab sends widget messages on a kernel subshell, a thread of its own: a slider move renders
+    there while the main thread may be rendering ahead. With an update hook both would change the view's
+    one Figure; the render lock makes them take turns, so each PNG is its own state's."""
+    import threading
+    import time
+
+    draw, update = _bars_with_update()
+    entered = threading.Event()
+
+    def slow_update(fig, scale, tilt):  # the "main thread" render pauses halfway through its update
+        ax = fig.axes[0]
+        for rect, h in zip(ax.patches, [0.3 * scale * (1 + tilt), 0.7 * scale * (1 - tilt)], strict=True):
+            rect.set_height(h)
+        if tilt == 0.5:
+            entered.set()
+            time.sleep(0.3)
+        ax.set_ylim(0, scale)
+        ax.set_title(f"scale {scale:g}, tilt {tilt:g}")
+        return fig
+
+    def view(hook):
+        return widgets.slider_view(draw, update=hook, scale=widgets.options_slider("scale", [1, 10, 100], 10),
+                                   tilt=widgets.options_slider("tilt", [0.0, 0.5, -0.5], 0.0))
+
+    states = [{"scale": 100, "tilt": 0.5}, {"scale": 1, "tilt": -0.5}]
+    plain = view(None)
+    expected = [plain.render(st) for st in states]
+    hooked = view(slow_update)
+    hooked.render({"scale": 10, "tilt": -0.5})  # the view's one Figure exists: the next renders update it
+    got = [None, None]
+    main = threading.Thread(target=lambda: got.__setitem__(0, hooked.render(states[0])))
+    main.start()
+    assert entered.wait(10)
+    got[1] = hooked.render(states[1])  # the "subshell" render, asked for while the other is under way
+    main.join(10)
+    assert got == expected
+    assert plt.get_fignums() == []
+
+
+def test_no_state_is_rendered_ahead_while_a_cell_runs(monkeypatch):
+    """A prefetch chain on a widget subshell's event loop could run beside a cell: it waits for the cell."""
+    import asyncio
+
+    monkeypatch.setattr(widgets, "_views", [])
+    monkeypatch.setattr(widgets, "_last_moved", [None])
+    drawn, draw = _counting_draw()
+
+    async def main():
+        widgets._note_cell_start()  # a cell is running (IPython's pre_run_cell)
+        widgets.slider_view(draw, n=widgets.int_slider("keys", 1, 6, 3))
+        await asyncio.sleep(4 * widgets.QUIET_S)
+        during = list(drawn)
+        widgets._note_cell_run()  # the cell has finished
+        for _ in range(200):
+            await asyncio.sleep(0.05)
+            if len(drawn) >= 3:
+                break
+        return during
+
+    try:
+        during = _in_own_loop(main)
+    finally:
+        widgets._cell_running[0] = False
+    assert during == [3]
+    assert drawn[:3] == [3, 4, 2]
+
+
+def test_one_prefetch_chain_per_kernel_across_threads(monkeypatch):
+    """A move handled on a subshell's loop does not start a second chain beside the main loop's."""
+    import asyncio
+    import threading
+
+    monkeypatch.setattr(widgets, "_views", [])
+    monkeypatch.setattr(widgets, "_last_moved", [None])
+    monkeypatch.setattr(widgets, "_prefetch_chain", [None])
+    monkeypatch.setattr(widgets, "QUIET_S", 60.0)  # the chain waits for the whole test
+    monkeypatch.setattr(widgets, "QUIET_AFTER_CELL_S", 60.0)
+    started, done = threading.Event(), threading.Event()
+    loops = {}
+
+    async def main_loop():
+        loops["main"] = asyncio.get_running_loop()
+        view = widgets.slider_view(lambda n: plots.probability_bars([1 / n] * n), n=widgets.int_slider("n", 1, 6, 3))
+        loops["view"] = view
+        started.set()
+        while not done.is_set():
+            await asyncio.sleep(0.05)
+
+    async def subshell_loop():
+        widgets._schedule_prefetch()  # what a slider move on this thread asks for
+        return widgets._prefetch_chain[0]
+
+    worker = threading.Thread(target=lambda: asyncio.run(main_loop()))
+    worker.start()
+    try:
+        assert started.wait(30)
+        assert _in_own_loop(subshell_loop) is loops["main"]
+    finally:
+        done.set()
+        worker.join(30)
+    loops["view"].close()
