@@ -36,7 +36,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
-from lab_harness import CHROMIUM_FLAGS, open_and_run_all, press_and_time, start_lab  # noqa: E402
+from lab_harness import CHROMIUM_FLAGS, browser_missing, open_and_run_all, press_and_time, start_lab  # noqa: E402
 
 GOAL_MEDIAN, GOAL_P95, GOAL_RATIO = 100.0, 200.0, 1.5
 FIRST_MEDIAN, FIRST_P95, JUMP_P95 = 100.0, 250.0, 300.0
@@ -220,16 +220,11 @@ def main(argv=None) -> int:
     parser.add_argument("--kernel-startup", type=Path, help="a .py file every kernel runs first (to try a change, "
                         "e.g. benchmarks/proposals/*.py, without editing the repository)")
     args, _ = parser.parse_known_args(argv)
-    chromium = shutil.which("chromium")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        chromium = None
-    if chromium is None:
-        print("skipped: needs Debian's chromium on PATH and Python playwright")
-        if args.json:
-            print(json.dumps([{"benchmark": "browser", "figure": "skipped: no chromium/playwright", "met": None}]))
+    if browser_missing("browser", args.json):
         return 0
+    from playwright.sync_api import sync_playwright
+
+    chromium = shutil.which("chromium")
 
     lessons = [Path(p) for p in args.notebooks] or sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb"))
     targets = [f"notebooks/{p.name}" for p in lessons] or ["fixtures/slider_demo.ipynb"]

@@ -33,7 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
-from lab_harness import CHROMIUM_FLAGS  # noqa: E402
+from lab_harness import CHROMIUM_FLAGS, browser_missing  # noqa: E402
 from site_harness import DESKTOP, NEXT_SHOWN_MS, Guarded, SiteServer  # noqa: E402
 
 SITE_BUDGET, PAGE_BUDGET, CHANGE_BUDGET = 15e6, 1.5e6, 50.0
@@ -152,16 +152,11 @@ def main(argv=None) -> int:
     parser.add_argument("--presses", type=int, default=40, help="timed presses per slider (at most 2x its steps)")
     parser.add_argument("--gap-ms", type=int, default=150, help="pause after each new image before the next press")
     args, _ = parser.parse_known_args(argv)
-    chromium = shutil.which("chromium")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        chromium = None
-    if chromium is None:
-        print("skipped: needs Debian's chromium on PATH and Python playwright")
-        if args.json:
-            print(json.dumps([{"benchmark": "site", "figure": "skipped: no chromium/playwright", "met": None}]))
+    if browser_missing("site", args.json):
         return 0
+    from playwright.sync_api import sync_playwright
+
+    chromium = shutil.which("chromium")
     build_site = load_build_site()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -659,3 +659,22 @@ def test_function_that_wants_a_two_d_mask():
 
     assert check_attention(mask_2d_only).diagnosis == "mask_overflow"
     assert check_attention(mask_2d_ok).ok
+
+
+def test_fully_masked_row_gives_zeros_like_torch_sdpa():
+    """Lesson 09 says attnlib and PyTorch's SDPA give a fully masked row zeros (checked with torch 2.13.0)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    q, k, v = rng.standard_normal((1, 3, 4)), rng.standard_normal((1, 5, 4)), rng.standard_normal((1, 5, 4))
+    mask = np.ones((3, 5), dtype=bool)
+    mask[1] = False  # query 1 may attend to no key
+    mask[2, :3] = False  # query 2: partly masked
+    for dtype, tdtype, tol in ((np.float64, torch.float64, 1e-12), (np.float32, torch.float32, 1e-5)):
+        out, weights = scaled_dot_product_attention(q.astype(dtype), k.astype(dtype), v.astype(dtype), mask=mask)
+        ref = torch.nn.functional.scaled_dot_product_attention(
+            *(torch.from_numpy(x.astype(dtype)).to(tdtype) for x in (q, k, v)), attn_mask=torch.from_numpy(mask)
+        ).numpy()
+        assert np.all(weights[0, 1] == 0) and np.all(out[0, 1] == 0)
+        assert np.all(ref[0, 1] == 0)  # torch's SDPA: zeros, not NaN, for the fully masked row
+        assert np.allclose(out, ref, atol=tol)
+    assert torch.isnan(torch.softmax(torch.full((4,), float("-inf")), -1)).all()  # plain softmax: NaN

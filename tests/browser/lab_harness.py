@@ -54,6 +54,22 @@ ARM_TIMER = """([index]) => {
 }"""
 
 
+
+def browser_missing(benchmark: str, as_json: bool) -> bool:
+    """For benchmarks: True (after printing why, and a JSON row if asked) when Debian's chromium or
+    Python playwright is missing, so the benchmark reports itself skipped."""
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        if shutil.which("chromium"):
+            return False
+    print("skipped: needs Debian's chromium on PATH and Python playwright")
+    if as_json:
+        print(json.dumps([{"benchmark": benchmark, "figure": "skipped: no chromium/playwright", "met": None}]))
+    return True
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
