@@ -249,7 +249,16 @@ class SliderView(widgets.VBox):
     def render(self, values: dict) -> bytes:
         """The PNG for ``values``: from the cache, or drawn, rendered and cached (pure in ``values``).
 
-        Thread-safe: renders from a widget subshell's thread and the main thread take turns (``_RENDER_LOCK``)."""
+        Thread-safe: renders from a widget subshell's thread and the main thread take turns (``_RENDER_LOCK``);
+        a kept state is returned without the lock, so a prefetch render in progress does not delay it."""
+        key = _key(values)
+        png = self._rendered.get(key)  # one atomic dict read (the GIL), safe beside the other thread's render
+        if png is not None:
+            try:
+                self._rendered.move_to_end(key)
+            except KeyError:  # dropped from the cache by the other thread just now: still the right bytes
+                pass
+            return png
         with _RENDER_LOCK:
             return self._render(values)
 

@@ -618,3 +618,30 @@ def test_one_prefetch_chain_per_kernel_across_threads(monkeypatch):
         done.set()
         worker.join(30)
     loops["view"].close()
+
+
+def test_a_kept_state_is_shown_while_another_thread_renders():
+    """A press that revisits a kept state must not wait for a prefetch render on the other thread."""
+    import threading
+
+    view = widgets.slider_view(lambda n: plots.probability_bars([1 / n] * n), n=widgets.int_slider("n", 1, 6, 3))
+    kept = view.render({"n": 4})
+    holding, release = threading.Event(), threading.Event()
+
+    def other_thread_renders():  # holds the render lock as a long render would
+        with widgets._RENDER_LOCK:
+            holding.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=other_thread_renders)
+    holder.start()
+    try:
+        assert holding.wait(10)
+        got = []
+        reader = threading.Thread(target=lambda: got.append(view.render({"n": 4})))
+        reader.start()
+        reader.join(10)
+        assert got == [kept]  # returned while the lock was still held
+    finally:
+        release.set()
+        holder.join(10)
