@@ -77,6 +77,20 @@ _cell_running = [False]  # a cell is running now (between IPython's pre_run_cell
 # arrives during a prefetch render waits for that one render, as it did when both shared one thread.
 _RENDER_LOCK = threading.RLock()
 _CHAIN_LOCK = threading.Lock()  # guards starting the kernel's one prefetch chain (from either thread)
+# A render ahead gives way to a move: while a move's render waits for the lock (``_wanted`` > 0), the render
+# ahead in progress stops at its next drawing call (``_Superseded``), keeps nothing, and is tried again later.
+_wanted = [0]  # renders asked for by a move (or a cell) that wait for or hold the lock
+_ahead = [False]  # the render holding the lock is a render ahead
+
+
+class _Superseded(Exception):
+    """A render ahead stopped because a move's render is waiting."""
+
+
+def _give_way():
+    """Raise ``_Superseded`` if this is a render ahead and a move's render is waiting."""
+    if _ahead[0] and _wanted[0]:
+        raise _Superseded
 _views = []  # weak references to the live SliderViews of this kernel, oldest first
 _last_moved = [None]  # weak reference to the view whose slider moved last
 _prefetch_chain = [None]  # the event loop running the kernel's one prefetch chain, or None
@@ -186,7 +200,9 @@ def _schedule_prefetch():
             loop.call_later(wait, one_more)
             return
         try:
-            view.render(values)
+            view._render_ahead(values)
+        except _Superseded:
+            pass  # a move came: the plan is made again after the next quiet pause
         except Exception:
             failed.add((id(view), _key(values)))
         loop.call_later(0.01, one_more)
@@ -259,8 +275,24 @@ class SliderView(widgets.VBox):
             except KeyError:  # dropped from the cache by the other thread just now: still the right bytes
                 pass
             return png
+        with _CHAIN_LOCK:
+            _wanted[0] += 1
+        try:
+            with _RENDER_LOCK:
+                return self._render(values)
+        finally:
+            with _CHAIN_LOCK:
+                _wanted[0] -= 1
+
+    def _render_ahead(self, values: dict) -> bytes:
+        """``render`` for the prefetch chain: raises ``_Superseded`` (keeping nothing) if a move's render waits."""
         with _RENDER_LOCK:
-            return self._render(values)
+            _ahead[0] = True
+            try:
+                _give_way()
+                return self._render(values)
+            finally:
+                _ahead[0] = False
 
     def _render(self, values: dict) -> bytes:
         key = _key(values)
@@ -301,15 +333,29 @@ class SliderView(widgets.VBox):
         """
         if self._layout is None:
             ref = self.draw(**self._reference)
-            png, texts = _png(ref, record_text=True)
-            self._layout = _measure_layout(ref, texts)
-            plt.close(ref)
+            try:
+                png, texts = _png(ref, record_text=True)
+                self._layout = _measure_layout(ref, texts)
+            finally:
+                plt.close(ref)
             if _key(values) == _key(self._reference):
                 return ref, png
-        fig = self._new_figure(values, reuse)
+        made = [self._new_figure(values, reuse)]  # every Figure this render holds
+        try:
+            return self._render_at_layout(made, values)
+        except _Superseded:
+            for fig in made:
+                plt.close(fig)  # a render ahead gave way: no Figure is left open in pyplot
+            raise
+
+    def _render_at_layout(self, made: list, values: dict):
+        """The rest of ``_draw_and_render``: ``made[0]`` shows ``values``; Figures drawn anew are appended."""
+        fig = made[0]
+        _give_way()
         if fig is self._spare and len(fig.axes) != len(self._layout["axes"]):
             self._spare = None  # an update that added or removed axes: draw this state anew
             fig = self.draw(**values)
+            made.append(fig)
         if _apply_layout(fig, self._layout):
             canvas, texts = _agg_draw(fig, record_text=True)
             if _text_fits(fig, texts, self._layout):
@@ -322,7 +368,9 @@ class SliderView(widgets.VBox):
                     plt.close(fig)
                     return fig, _encode(canvas)
             plt.close(fig)
+            _give_way()
             fig = self.draw(**values)
+            made.append(fig)
         png = _png(fig)
         plt.close(fig)
         return fig, png
@@ -532,12 +580,43 @@ def _agg_draw_locked(fig, record_text):
 
         renderer.draw_text = recording
         try:
-            canvas.draw()
+            _draw_giving_way(canvas)
         finally:
             del renderer.draw_text  # a shared renderer must not keep this render's recorder
     else:
-        canvas.draw()
+        _draw_giving_way(canvas)
     return canvas, texts
+
+
+# RendererAgg's drawing calls that a render ahead checks before each use (``_give_way``); matplotlib sets
+# most of them per instance, so they are put back, not deleted, afterwards.
+_CHECKED_CALLS = ("draw_path", "draw_markers", "draw_path_collection", "draw_image", "draw_text")
+
+
+def _draw_giving_way(canvas):
+    """``canvas.draw()``; in a render ahead, stops at the first drawing call after a move asks for a render."""
+    if not _ahead[0]:
+        canvas.draw()
+        return
+    renderer = canvas.get_renderer()
+    kept = {name: renderer.__dict__.get(name) for name in _CHECKED_CALLS}
+
+    def checking(call):
+        def checked(*args, **kwargs):
+            _give_way()
+            return call(*args, **kwargs)
+        return checked
+
+    for name in _CHECKED_CALLS:
+        setattr(renderer, name, checking(getattr(renderer, name)))
+    try:
+        canvas.draw()
+    finally:
+        for name, call in kept.items():
+            if call is None:
+                delattr(renderer, name)
+            else:
+                setattr(renderer, name, call)
 
 
 def _encode(canvas) -> bytes:

@@ -645,3 +645,69 @@ def test_a_kept_state_is_shown_while_another_thread_renders():
     finally:
         release.set()
         holder.join(10)
+
+
+def test_a_render_ahead_gives_way_to_a_move():
+    """A move's render waiting for the lock stops the render ahead in progress, which keeps nothing."""
+    import threading
+    import time
+
+    entered, go = threading.Event(), threading.Event()
+
+    def draw(n):
+        fig = plots.probability_bars([1 / n] * n, title=f"n = {n}")
+        if n == 5:  # the render ahead is under way when the move comes
+            entered.set()
+            go.wait(30)
+        return fig
+
+    view = widgets.slider_view(draw, n=widgets.int_slider("n", 1, 6, 3))
+    outcome, got = [], []
+
+    def ahead():
+        try:
+            view._render_ahead({"n": 5})
+            outcome.append("finished")
+        except widgets._Superseded:
+            outcome.append("gave way")
+
+    first = threading.Thread(target=ahead)
+    first.start()
+    assert entered.wait(10)
+    mover = threading.Thread(target=lambda: got.append(view.render({"n": 2})))
+    mover.start()
+    deadline = time.monotonic() + 10
+    while widgets._wanted[0] == 0 and time.monotonic() < deadline:  # the move now waits for the lock
+        time.sleep(0.01)
+    go.set()
+    first.join(10)
+    mover.join(10)
+    assert outcome == ["gave way"]
+    assert widgets._key({"n": 5}) not in view._rendered
+    fresh = widgets.slider_view(draw, n=widgets.int_slider("n", 1, 6, 3))
+    assert got == [fresh.render({"n": 2})]
+    assert plt.get_fignums() == []
+    assert view._render_ahead({"n": 4}) == fresh.render({"n": 4})  # with no move waiting it renders as before
+
+
+def test_a_render_ahead_stopped_mid_draw_leaves_the_shared_renderer_as_it_was(monkeypatch):
+    view = widgets.slider_view(lambda n: plots.probability_bars([1 / n] * n), n=widgets.int_slider("n", 1, 6, 3))
+    expected = view.render({"n": 6})
+    view._rendered.clear()
+    fig = plots.probability_bars([0.5, 0.5])
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    size = (renderer.width, renderer.height, fig.dpi)
+    widgets._RENDERERS[size] = renderer
+    before = dict(renderer.__dict__)
+    monkeypatch.setattr(widgets, "_ahead", [True])
+    monkeypatch.setattr(widgets, "_wanted", [1])
+    with pytest.raises(widgets._Superseded):
+        widgets._agg_draw(fig, record_text=True)  # stops at its first drawing call
+    plt.close(fig)
+    assert renderer.__dict__.keys() == before.keys()
+    assert all(renderer.__dict__[k] is before[k] for k in before)
+    monkeypatch.setattr(widgets, "_ahead", [False])
+    monkeypatch.setattr(widgets, "_wanted", [0])
+    assert view.render({"n": 6}) == expected
