@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 
 import matplotlib.pyplot as plt
+import matplotlib.ticker
 import numpy as np
 
 # Okabe–Ito palette: distinguishable under the common forms of colour blindness.
@@ -199,6 +200,8 @@ def dot_product_panel(sample, d_k, row_logits, raw_lim, scaled_lim=4.5, bins=60)
     _hist(axes[0], x, UNSCALED, "q·k", np.linspace(-raw_lim, raw_lim, bins + 1))
     axes[0].set_xlim(-raw_lim, raw_lim)
     axes[0].set_title(f"raw q·k, d_k = {d_k}: std {np.std(x):.1f}")
+    # three decimals at every d_k (the peak density falls like 1/√d_k), so the labels keep one width as the slider moves
+    axes[0].yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%.3f"))
     _hist(axes[1], x / np.sqrt(d_k), SCALED, "q·k/√d_k", np.linspace(-scaled_lim, scaled_lim, bins + 1))
     axes[1].set_xlim(-scaled_lim, scaled_lim)
     axes[1].set_title(f"scaled q·k/√d_k: std {np.std(x / np.sqrt(d_k)):.2f}")
