@@ -222,7 +222,9 @@ class SliderView(widgets.VBox):
     bars, suptitle), in one Agg pass without a layout pass, so panels stay put as the
     sliders move. When the kernel is quiet, states are rendered ahead (see
     ``_prefetch_plan_all``): further along the last move, then every view's one-step
-    neighbours, after ``QUIET_S``; the other guesses after ``QUIET_OTHERS_S``.
+    neighbours, after ``QUIET_S``; the other guesses after ``QUIET_OTHERS_S``. A render ahead
+    gives way to a move's render (it stops and is tried again later). Slider moves may arrive on
+    another thread (JupyterLab's widget subshell) than cells: renders take turns on one lock.
     """
 
     CACHE_SIZE = 64  # PNGs kept per view (tens of kB each; Figures are not kept)
