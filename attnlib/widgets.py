@@ -230,7 +230,7 @@ class SliderView(widgets.VBox):
     CACHE_SIZE = 64  # PNGs kept per view (tens of kB each; Figures are not kept)
     PREFETCH_STEPS = 3
 
-    def __init__(self, draw, sliders: dict, update=None):
+    def __init__(self, draw, sliders: dict, update=None, reference=None):
         """``update(fig, **values)``, optional: change a Figure that ``draw`` made (for any state) in place so
         that it shows ``values``, with the same pixels as ``draw(**values)``. A view that has one keeps a
         single Figure and renders each new state by updating it (no new Figure, axes and ticks per state)."""
@@ -243,6 +243,11 @@ class SliderView(widgets.VBox):
         self._figure = (None, None)  # (state key, Figure) of the state drawn last
         self._last_move = None  # (slider name, +1/-1) of the last move
         self._reference = self.values()  # the state whose constrained layout every state uses
+        if reference is not None:
+            if not isinstance(reference, dict) or set(reference) != set(self.sliders):
+                raise ValueError(f"reference must give a value for each slider {sorted(self.sliders)}; "
+                                 f"got {reference!r}")
+            self._reference = {name: reference[name] for name in self.sliders}
         self._layout = None  # the reference state's layout, measured when first needed
         super().__init__([*self.sliders.values(), self.output])
         for s in self.sliders.values():
@@ -677,13 +682,15 @@ def _label_and_unit(description: str) -> tuple[str, str]:
     return (m.group(1), m.group(2)) if m else (description, "")
 
 
-def slider_view(draw, update=None, **sliders) -> SliderView:
+def slider_view(draw, update=None, reference=None, **sliders) -> SliderView:
     """Wire named sliders to ``draw(**values) -> Figure``; the figure redraws on each change.
 
     update : optional ``update(fig, **values)`` that changes a Figure ``draw`` made in place to show
     ``values`` with the same pixels as a new ``draw(**values)`` (faster for figures with many ticks).
+    reference : optional slider values whose constrained layout every state is drawn at (default: the
+    sliders' initial values). Give the state with the widest tick labels, and every state fits in one pass.
     """
-    return SliderView(draw, sliders, update=update)
+    return SliderView(draw, sliders, update=update, reference=reference)
 
 
 _NUMBER = re.compile(r"^\s*([-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?)\s*(/\s*([-+]?\d+(\.\d*)?)\s*)?$")
@@ -902,8 +909,10 @@ def alpha_view(d_ks, dots_independent, dots_correlated, alphas=(0.0, 0.25, 0.5, 
     """Slider over α in q·k / d_k^α, drawn from dot products sampled beforehand (lesson 05)."""
     from .plots import alpha_panel
 
+    alphas = list(alphas)
+    # laid out at the largest α, whose y tick labels are the widest (decimals): every α then renders in one pass
     return slider_view(lambda alpha: alpha_panel(d_ks, dots_independent, dots_correlated, alpha, ylim=ylim),
-                       alpha=options_slider("exponent α", list(alphas), 0.5))
+                       reference={"alpha": alphas[-1]}, alpha=options_slider("exponent α", alphas, 0.5))
 
 
 

@@ -711,3 +711,24 @@ def test_a_render_ahead_stopped_mid_draw_leaves_the_shared_renderer_as_it_was(mo
     monkeypatch.setattr(widgets, "_ahead", [False])
     monkeypatch.setattr(widgets, "_wanted", [0])
     assert view.render({"n": 6}) == expected
+
+
+def test_a_reference_state_with_the_widest_labels_lets_every_state_render_in_one_pass(monkeypatch):
+    values = [1, 10, 1000, 10**5]
+    moved = []
+    make_room = widgets._make_room
+    monkeypatch.setattr(widgets, "_make_room", lambda *a: moved.append(1) or make_room(*a))
+
+    def moves(reference):
+        moved.clear()
+        view = widgets.slider_view(_scaled_bars, reference=reference,
+                                   scale=widgets.options_slider("scale", values, 10))
+        for v in values:
+            view.render({"scale": v})
+        return len(moved)
+
+    assert moves(None) >= 1  # laid out at scale 10: the wider labels of 1e3 and 1e5 need a second pass
+    assert moves({"scale": 10**5}) == 0
+    with pytest.raises(ValueError, match="reference must give a value for each slider"):
+        widgets.slider_view(_scaled_bars, reference={"size": 1}, scale=widgets.options_slider("scale", values, 10))
+    plt.close("all")
