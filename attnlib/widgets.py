@@ -94,6 +94,9 @@ def _give_way():
 _views = []  # weak references to the live SliderViews of this kernel, oldest first
 _last_moved = [None]  # weak reference to the view whose slider moved last
 _prefetch_chain = [None]  # the event loop running the kernel's one prefetch chain, or None
+# The event loop of the kernel's main thread (where cells run and views are built): chains run there, so a
+# render ahead never holds up the widget subshell's thread, and a move there can make it give way.
+_main_loop = [None]
 
 
 def _note_activity(*_):
@@ -161,16 +164,18 @@ def _prefetch_plan_all(steps: int) -> list:
 def _schedule_prefetch():
     """Once the kernel is quiet, render the planned states not yet kept, one per loop turn.
 
-    One chain per kernel, on the event loop of the thread that started it, between that thread's
-    messages; it waits while a cell runs (a chain on a widget subshell's thread could otherwise
-    run beside the cell). Renders take ``_RENDER_LOCK``. The plan is made again before each render,
-    so a move (from any thread) reorders it at once. Outside a running event loop (plain Python,
-    tests) it does nothing.
+    One chain per kernel, on the main thread's event loop when a view was built there (else on the
+    loop of the thread that starts it), between that thread's messages; it waits while a cell runs
+    (a chain on a widget subshell's thread could otherwise run beside the cell). Renders take
+    ``_RENDER_LOCK``. The plan is made again before each render, so a move (from any thread)
+    reorders it at once. Outside a running event loop (plain Python, tests) it does nothing.
     """
     try:
-        loop = asyncio.get_running_loop()
+        here = asyncio.get_running_loop()
     except RuntimeError:
         return
+    home = _main_loop[0]
+    loop = home if home is not None and home.is_running() and not home.is_closed() else here
     with _CHAIN_LOCK:
         running = _prefetch_chain[0]
         if running is not None and not running.is_closed():
@@ -207,7 +212,10 @@ def _schedule_prefetch():
             failed.add((id(view), _key(values)))
         loop.call_later(0.01, one_more)
 
-    loop.call_later(min(QUIET_S, QUIET_AFTER_CELL_S), one_more)
+    if loop is here:
+        loop.call_later(min(QUIET_S, QUIET_AFTER_CELL_S), one_more)
+    else:  # started from another thread (a slider move on a widget subshell)
+        loop.call_soon_threadsafe(loop.call_later, min(QUIET_S, QUIET_AFTER_CELL_S), one_more)
 
 
 class SliderView(widgets.VBox):
@@ -253,6 +261,11 @@ class SliderView(widgets.VBox):
         for s in self.sliders.values():
             s.observe(self._on_change, names="value")
         _count_cell_runs_as_activity()
+        if threading.current_thread() is threading.main_thread():
+            try:
+                _main_loop[0] = asyncio.get_running_loop()  # a kernel's cells run on it
+            except RuntimeError:
+                pass  # plain Python: no loop, no prefetch
         _views.append(weakref.ref(self))
         self._show()
 

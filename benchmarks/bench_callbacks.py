@@ -74,17 +74,23 @@ with warnings.catch_warnings():
 """
 
 
-def measure(path: Path, repeats: int) -> list[dict]:
-    """Execute ``path`` in a fresh kernel, then the probe; return its rows (one per slider)."""
+def run_probe(path: Path, probe: str, marker: str, timeout: int) -> list:
+    """Execute ``path`` in a fresh kernel, then ``probe`` (which prints ``marker`` and JSON); return that JSON."""
     nb = nbformat.read(path, as_version=4)
-    nb.cells.append(nbformat.v4.new_code_cell("import json\n" + PROBE.replace("REPEATS", str(repeats))))
-    client = NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
+    nb.cells.append(nbformat.v4.new_code_cell("import json\n" + probe))
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}})
     client.execute()
     for out in nb.cells[-1].outputs:
         text = out.get("text", "")
-        if "BENCH" in text:
-            return json.loads(text.split("BENCH", 1)[1])
+        if marker in text:
+            return json.loads(text.split(marker, 1)[1])
     raise RuntimeError(f"{path.name}: probe printed nothing: {nb.cells[-1].outputs}")
+
+
+def measure(path: Path, repeats: int) -> list[dict]:
+    """Execute ``path`` in a fresh kernel, then the probe; return its rows (one per slider)."""
+    return run_probe(path, PROBE.replace("REPEATS", str(repeats)), "BENCH", timeout=600)
 
 
 def main(argv=None) -> int:

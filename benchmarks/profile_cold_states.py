@@ -25,8 +25,7 @@ import os
 import sys
 from pathlib import Path
 
-import nbformat
-from nbclient import NotebookClient
+from bench_callbacks import run_probe  # benchmarks/ is this script's folder, so on sys.path
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -102,15 +101,8 @@ with warnings.catch_warnings():
 
 
 def measure(path: Path, repeats: int) -> list[dict]:
-    nb = nbformat.read(path, as_version=4)
-    nb.cells.append(nbformat.v4.new_code_cell("import json\n" + PROBE.replace("REPEATS", str(repeats))))
-    client = NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
-    client.execute()
-    for out in nb.cells[-1].outputs:
-        text = out.get("text", "")
-        if "PROFILE" in text:
-            return json.loads(text.split("PROFILE", 1)[1])
-    raise RuntimeError(f"{path.name}: probe printed nothing: {nb.cells[-1].outputs}")
+    """Execute ``path`` in a fresh kernel, then the probe; return its rows (one per far state)."""
+    return run_probe(path, PROBE.replace("REPEATS", str(repeats)), "PROFILE", timeout=900)
 
 
 def main(argv=None) -> int:

@@ -732,3 +732,51 @@ def test_a_reference_state_with_the_widest_labels_lets_every_state_render_in_one
     with pytest.raises(ValueError, match="reference must give a value for each slider"):
         widgets.slider_view(_scaled_bars, reference={"size": 1}, scale=widgets.options_slider("scale", values, 10))
     plt.close("all")
+
+
+def test_a_move_on_another_thread_starts_the_chain_on_the_main_loop(monkeypatch):
+    """With a main loop known (the kernel's, where views are built), renders ahead run there, never on the
+    thread that handles slider moves (which would make the next move wait for a whole render ahead)."""
+    import asyncio
+    import threading
+
+    monkeypatch.setattr(widgets, "_views", [])
+    monkeypatch.setattr(widgets, "_last_moved", [None])
+    monkeypatch.setattr(widgets, "_prefetch_chain", [None])
+    threads = []
+
+    def draw(n):
+        threads.append(threading.get_ident())
+        return plots.probability_bars([1 / n] * n)
+
+    ready, done = threading.Event(), threading.Event()
+    home = {}
+
+    async def main_loop():
+        home["loop"], home["thread"] = asyncio.get_running_loop(), threading.get_ident()
+        ready.set()
+        while not done.is_set():
+            await asyncio.sleep(0.02)
+
+    worker = threading.Thread(target=lambda: asyncio.run(main_loop()))
+    worker.start()
+    try:
+        assert ready.wait(30)
+        monkeypatch.setattr(widgets, "_main_loop", [home["loop"]])
+        view = widgets.slider_view(draw, n=widgets.int_slider("n", 1, 6, 3))  # built here: no loop, no chain
+
+        async def subshell():
+            view.sliders["n"].value = 4  # a move handled on this thread's loop
+            for _ in range(400):
+                await asyncio.sleep(0.05)
+                if len(threads) >= 3:
+                    break
+            return threading.get_ident()
+
+        mover = _in_own_loop(subshell)
+    finally:
+        done.set()
+        worker.join(30)
+    assert len(threads) >= 3
+    assert threads[1] == mover  # the move's own render, on its thread
+    assert set(threads[2:]) == {home["thread"]}  # every render ahead on the main loop's thread
