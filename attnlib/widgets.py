@@ -93,10 +93,21 @@ def _give_way():
         raise _Superseded
 _views = []  # weak references to the live SliderViews of this kernel, oldest first
 _last_moved = [None]  # weak reference to the view whose slider moved last
-_prefetch_chain = [None]  # the event loop running the kernel's one prefetch chain, or None
-# The event loop of the kernel's main thread (where cells run and views are built): chains run there, so a
-# render ahead never holds up the widget subshell's thread, and a move there can make it give way.
-_main_loop = [None]
+_chains = set()  # event loops running a prefetch chain: one chain per loop, and in a kernel only its main loop
+
+
+def _kernel_loop():
+    """The asyncio loop of the kernel's main thread (where cells run), or None outside a running ipykernel.
+
+    Prefetch chains run there, so a render ahead never holds up the widget subshell's thread (a move
+    there can make it give way instead)."""
+    try:
+        from IPython import get_ipython
+
+        loop = get_ipython().kernel.io_loop.asyncio_loop
+    except Exception:  # not in a kernel (plain Python, tests), or a kernel without a tornado IOLoop
+        return None
+    return loop if loop.is_running() and not loop.is_closed() else None
 
 
 def _note_activity(*_):
@@ -164,9 +175,9 @@ def _prefetch_plan_all(steps: int) -> list:
 def _schedule_prefetch():
     """Once the kernel is quiet, render the planned states not yet kept, one per loop turn.
 
-    One chain per kernel, on the main thread's event loop when a view was built there (else on the
-    loop of the thread that starts it), between that thread's messages; it waits while a cell runs
-    (a chain on a widget subshell's thread could otherwise run beside the cell). Renders take
+    One chain per event loop: in a kernel, always the main thread's (``_kernel_loop``), whichever
+    thread the move came on; elsewhere the loop of the thread that starts it. It runs between that
+    loop's messages and waits while a cell runs (a chain beside an async cell). Renders take
     ``_RENDER_LOCK``. The plan is made again before each render, so a move (from any thread)
     reorders it at once. Outside a running event loop (plain Python, tests) it does nothing.
     """
@@ -174,20 +185,19 @@ def _schedule_prefetch():
         here = asyncio.get_running_loop()
     except RuntimeError:
         return
-    home = _main_loop[0]
-    loop = home if home is not None and home.is_running() and not home.is_closed() else here
+    loop = _kernel_loop() or here
     with _CHAIN_LOCK:
-        running = _prefetch_chain[0]
-        if running is not None and not running.is_closed():
+        if loop in _chains:
             return  # the running chain reads the new state itself
-        _prefetch_chain[0] = loop
+        _chains.difference_update([old for old in _chains if old.is_closed()])  # loops that ended mid-chain
+        _chains.add(loop)
     failed = set()  # (view id, state key) whose draw raised: the real update shows the error
 
     def one_more():
         try:
             next_render()
         except Exception:  # never leave a dead chain marked as running
-            _prefetch_chain[0] = None
+            _chains.discard(loop)
             raise
 
     def next_render():
@@ -195,7 +205,7 @@ def _schedule_prefetch():
                 if _key(values) not in view._rendered and (id(view), _key(values)) not in failed)
         view, values, quiet = next(todo, (None, None, None))
         if view is None:
-            _prefetch_chain[0] = None  # the next move or new view starts a new chain
+            _chains.discard(loop)  # the next move or new view starts a new chain
             return
         if _cell_running[0]:
             loop.call_later(QUIET_AFTER_CELL_S, one_more)
@@ -261,11 +271,6 @@ class SliderView(widgets.VBox):
         for s in self.sliders.values():
             s.observe(self._on_change, names="value")
         _count_cell_runs_as_activity()
-        if threading.current_thread() is threading.main_thread():
-            try:
-                _main_loop[0] = asyncio.get_running_loop()  # a kernel's cells run on it
-            except RuntimeError:
-                pass  # plain Python: no loop, no prefetch
         _views.append(weakref.ref(self))
         self._show()
 

@@ -585,13 +585,13 @@ def test_no_state_is_rendered_ahead_while_a_cell_runs(monkeypatch):
 
 
 def test_one_prefetch_chain_per_kernel_across_threads(monkeypatch):
-    """A move handled on a subshell's loop does not start a second chain beside the main loop's."""
+    """In a kernel, a move handled on a subshell's loop starts no chain there: the one chain is on the main loop."""
     import asyncio
     import threading
 
     monkeypatch.setattr(widgets, "_views", [])
     monkeypatch.setattr(widgets, "_last_moved", [None])
-    monkeypatch.setattr(widgets, "_prefetch_chain", [None])
+    monkeypatch.setattr(widgets, "_chains", set())
     monkeypatch.setattr(widgets, "QUIET_S", 60.0)  # the chain waits for the whole test
     monkeypatch.setattr(widgets, "QUIET_AFTER_CELL_S", 60.0)
     started, done = threading.Event(), threading.Event()
@@ -599,6 +599,7 @@ def test_one_prefetch_chain_per_kernel_across_threads(monkeypatch):
 
     async def main_loop():
         loops["main"] = asyncio.get_running_loop()
+        monkeypatch.setattr(widgets, "_kernel_loop", lambda: loops["main"])  # as ipykernel's io_loop would be
         view = widgets.slider_view(lambda n: plots.probability_bars([1 / n] * n), n=widgets.int_slider("n", 1, 6, 3))
         loops["view"] = view
         started.set()
@@ -607,13 +608,13 @@ def test_one_prefetch_chain_per_kernel_across_threads(monkeypatch):
 
     async def subshell_loop():
         widgets._schedule_prefetch()  # what a slider move on this thread asks for
-        return widgets._prefetch_chain[0]
+        return set(widgets._chains)
 
     worker = threading.Thread(target=lambda: asyncio.run(main_loop()))
     worker.start()
     try:
         assert started.wait(30)
-        assert _in_own_loop(subshell_loop) is loops["main"]
+        assert _in_own_loop(subshell_loop) == {loops["main"]}
     finally:
         done.set()
         worker.join(30)
@@ -735,14 +736,14 @@ def test_a_reference_state_with_the_widest_labels_lets_every_state_render_in_one
 
 
 def test_a_move_on_another_thread_starts_the_chain_on_the_main_loop(monkeypatch):
-    """With a main loop known (the kernel's, where views are built), renders ahead run there, never on the
-    thread that handles slider moves (which would make the next move wait for a whole render ahead)."""
+    """In a kernel, renders ahead run on its main loop, never on the thread that handles slider moves
+    (which would make the next move wait for a whole render ahead)."""
     import asyncio
     import threading
 
     monkeypatch.setattr(widgets, "_views", [])
     monkeypatch.setattr(widgets, "_last_moved", [None])
-    monkeypatch.setattr(widgets, "_prefetch_chain", [None])
+    monkeypatch.setattr(widgets, "_chains", set())
     threads = []
 
     def draw(n):
@@ -762,7 +763,7 @@ def test_a_move_on_another_thread_starts_the_chain_on_the_main_loop(monkeypatch)
     worker.start()
     try:
         assert ready.wait(30)
-        monkeypatch.setattr(widgets, "_main_loop", [home["loop"]])
+        monkeypatch.setattr(widgets, "_kernel_loop", lambda: home["loop"])  # as ipykernel's io_loop would be
         view = widgets.slider_view(draw, n=widgets.int_slider("n", 1, 6, 3))  # built here: no loop, no chain
 
         async def subshell():
