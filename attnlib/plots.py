@@ -311,15 +311,22 @@ def _labelled_bars(ax, probs, color):
     ax.set_ylim(0, 1.12)
 
 
+def _temperature_shown(temps, temperature, probs, entropy):
+    """(grid index nearest ``temperature`` on a log scale, bar colour, bar title) of the temperature view."""
+    i = int(np.argmin(np.abs(np.log(temps) - np.log(temperature))))
+    color = SCALED if temps[i] > 1.0 + 1e-9 else UNSCALED
+    title = f"softmax(z / T), T = {temps[i]:.3g}\nentropy {entropy[i]:.3f} nats, max weight {probs[i].max():.3f}"
+    return i, color, title
+
+
 @projector_style
 def update_temperature_panel(fig, logits, temps, probs, entropy, temperature):
     """Change a Figure ``temperature_panel`` made (same arguments, another temperature) in place to show
     ``temperature``, with the pixels a new ``temperature_panel`` draws (the slider views of lessons 03 and
     05 reuse one Figure). Moves: bar heights, colours and labels, the title, the "this T" dot. Returns ``fig``."""
     temps = np.asarray(temps, dtype=float)
-    i = int(np.argmin(np.abs(np.log(temps) - np.log(temperature))))
+    i, color, title = _temperature_shown(temps, temperature, probs, entropy)
     bars_ax, curve_ax = fig.axes[:2]
-    color = SCALED if temps[i] > 1.0 + 1e-9 else UNSCALED
     values = np.asarray(probs[i], dtype=float)
     for rect, label, p in zip(bars_ax.containers[0], bars_ax.texts, values, strict=True):
         rect.set_height(p)
@@ -327,8 +334,7 @@ def update_temperature_panel(fig, logits, temps, probs, entropy, temperature):
         label.set_text(f"{p:.4g}")
         label.xy = (rect.get_x() + rect.get_width() / 2, max(rect.get_y(), rect.get_y() + p))
         label.xyann = (0, np.sign(p) * 2)  # bar_label's padding=2 points, away from the bar's end
-    bars_ax.set_title(f"softmax(z / T), T = {temps[i]:.3g}\n"
-                      f"entropy {entropy[i]:.3f} nats, max weight {probs[i].max():.3f}")
+    bars_ax.set_title(title)
     curve_ax.lines[-1].set_data([temps[i]], [entropy[i]])
     return fig
 
@@ -357,13 +363,11 @@ def temperature_panel(logits, temps, probs, entropy, temperature, marks=(1.0, 8.
     temperature : the T to show (nearest grid value). marks : temperatures drawn as lines.
     """
     temps = np.asarray(temps, dtype=float)
-    i = int(np.argmin(np.abs(np.log(temps) - np.log(temperature))))
+    i, color, title = _temperature_shown(temps, temperature, probs, entropy)
     fig, axes = plt.subplots(1, 2, figsize=(11.5, 3.9), layout="constrained")
-    color = SCALED if temps[i] > 1.0 + 1e-9 else UNSCALED
     _labelled_bars(axes[0], probs[i], color)
     axes[0].set_ylabel("attention weight")
-    axes[0].set_title(f"softmax(z / T), T = {temps[i]:.3g}\n"
-                      f"entropy {entropy[i]:.3f} nats, max weight {probs[i].max():.3f}")
+    axes[0].set_title(title)
     ax = axes[1]
     ax.plot(temps, entropy, color="black", lw=2, label="entropy of softmax(z / T)")
     ax.axhline(np.log(probs.shape[1]), color="gray", ls=":", lw=1.5, label=f"uniform: ln {probs.shape[1]}")

@@ -76,7 +76,7 @@ _cell_running = [False]  # a cell is running now (between IPython's pre_run_cell
 # thread-safe, and a view's cache, kept Figure and the shared Agg renderers are one each). A move that
 # arrives during a prefetch render waits for that one render, as it did when both shared one thread.
 _RENDER_LOCK = threading.RLock()
-_CHAIN_LOCK = threading.Lock()  # guards starting the kernel's one prefetch chain (from either thread)
+_CHAIN_LOCK = threading.Lock()  # guards ``_chains`` and ``_wanted``, which both threads change
 # A render ahead gives way to a move: while a move's render waits for the lock (``_wanted`` > 0), the render
 # ahead in progress stops at its next drawing call (``_Superseded``), keeps nothing, and is tried again later.
 _wanted = [0]  # renders asked for by a move (or a cell) that wait for or hold the lock
@@ -964,14 +964,14 @@ def training_browser(steps, curves, scalings, d_ks, lrs, uniform_entropy=None) -
 
     d_ks, lrs = list(d_ks), list(lrs)
 
+    def shown(d_k, lr):  # the arguments both draw and update pass on for one state
+        return {"steps": steps, "curves": curves[:, d_ks.index(d_k), lrs.index(lr)], "scalings": scalings,
+                "title": f"d_k = {d_k}, learning rate = {lr:g}", "uniform_entropy": uniform_entropy}
+
     def draw(d_k, lr):
-        sl = curves[:, d_ks.index(d_k), lrs.index(lr)]
-        return plots.training_curves(steps, sl, scalings, title=f"d_k = {d_k}, learning rate = {lr:g}",
-                                     uniform_entropy=uniform_entropy)
+        return plots.training_curves(**shown(d_k, lr))
 
     def update(fig, d_k, lr):
-        sl = curves[:, d_ks.index(d_k), lrs.index(lr)]
-        return plots.update_training_curves(fig, steps, sl, scalings, title=f"d_k = {d_k}, learning rate = {lr:g}",
-                                            uniform_entropy=uniform_entropy)
+        return plots.update_training_curves(fig, **shown(d_k, lr))
 
     return slider_view(draw, update=update, d_k=options_slider("d_k", d_ks), lr=options_slider("learning rate", lrs))
