@@ -11,6 +11,7 @@ tagged 'navigation' (created if missing) so they never rot by hand.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import sys
@@ -51,10 +52,26 @@ def nav_cell(text: str, where: str) -> dict:
             "source": text.splitlines(keepends=True)}
 
 
+def with_ids(cells: list[dict]) -> list[dict]:
+    """Every cell with an id (nbformat 4.5); a missing one is made from the cell's place and text, then kept."""
+    taken = {c["id"] for c in cells if "id" in c}
+    out = []
+    for i, cell in enumerate(cells):
+        if "id" not in cell:
+            digest = hashlib.sha256(f"{i}:{''.join(cell['source'])}".encode()).hexdigest()
+            new = next(digest[k:k + 8] for k in range(0, 56) if digest[k:k + 8] not in taken)
+            taken.add(new)
+            cell = {"id": new, **cell}
+        out.append(cell)
+    return out
+
+
 def with_navigation(nb: dict, text: str) -> dict:
-    cells = [c for c in nb["cells"] if TAG not in c.get("metadata", {}).get("tags", [])]
+    cells = with_ids([c for c in nb["cells"] if TAG not in c.get("metadata", {}).get("tags", [])])
     nb = dict(nb)
     nb["cells"] = [nav_cell(text, "top"), *cells, nav_cell(text, "bottom")]
+    # cells carry ids (these navigation cells too), which nbformat allows from 4.5 on
+    nb["nbformat"], nb["nbformat_minor"] = 4, max(5, nb.get("nbformat_minor", 0))
     return nb
 
 
