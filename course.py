@@ -2,7 +2,8 @@
 """One entry point for learners, instructors and CI. Needs only python3 (3.10+).
 
     python3 course.py lab     # set up .venv (first time) and open the lessons in JupyterLab
-    python3 course.py test    # set up .venv (first time) and run every test
+    python3 course.py test    # set up .venv (first time) and run every test, then every lesson
+                              #   with 2 fresh values on its SEED line (scripts/check_seeds.py)
     python3 course.py site    # set up .venv and build the static course site into build/site
                               #   (every slider and self-check works there without Python;
                               #   `export` is another name for it)
@@ -88,7 +89,9 @@ def test(extra: list[str]) -> int:
     )
     if pytest_rc == 5:
         print("pytest collected no tests", flush=True)
-    return rc or pytest_rc
+    # every claim must hold on any seed: each lesson once more with 2 seeds drawn fresh (printed)
+    seeds_rc = run(PY, "scripts/check_seeds.py", "--seeds", "2")
+    return rc or pytest_rc or seeds_rc
 
 
 def site(extra: list[str]) -> int:
