@@ -410,6 +410,74 @@ def png_size(png: bytes) -> tuple[int, int]:
 # ---------------------------------------------------------------------------------------------
 
 
+def text_outside(fig, drawn: list, tol_px: float = 1.0) -> list[dict]:
+    """The texts of ``fig``'s last draw that reach more than ``tol_px`` pixels beyond its canvas.
+
+    ``drawn`` : [(Text, renderer)] as drawn. Returns [{"figure", "text", "over_px"}], where
+    "figure" is the figure's suptitle or first title (to find it in its lesson).
+    """
+    found = []
+    for text, renderer in drawn:
+        width, height = getattr(renderer, "width", fig.bbox.width), getattr(renderer, "height", fig.bbox.height)
+        box = text.get_window_extent(renderer)
+        over = max(-box.x0, -box.y0, box.x1 - width, box.y1 - height)
+        if over > tol_px:
+            sup = getattr(fig, "_suptitle", None)
+            names = [sup.get_text()] if sup is not None else []
+            names += [ax.get_title() for ax in fig.axes if ax.get_title()]
+            found.append({"figure": (names or [f"a figure with {len(fig.axes)} axes"])[0],
+                          "text": " ".join(text.get_text().split())[:90], "over_px": round(float(over), 1)})
+    return found
+
+
+def watch_figure_text(record: list):
+    """Record, for every figure a lesson shows (inline output or a slider state's PNG), the texts
+    that fall outside its canvas (``text_outside``), into ``record``. Runs INSIDE the lesson's kernel,
+    before its first cell; returns a function that removes the watch.
+
+    A figure is checked where its final pixels are made: the inline backend's ``print_figure``
+    (unless it crops to a tight bounding box) and the slider views' PNG encoder, so a draw that a
+    slider view discards (to move its axes and draw again) is not counted.
+    """
+    import matplotlib.text as mtext
+    from matplotlib.backend_bases import FigureCanvasBase
+    from matplotlib.figure import Figure
+
+    from attnlib import widgets
+
+    drawn = {}  # id(Figure) -> [(Text, renderer)] of that Figure's last draw
+    originals = (Figure.draw, mtext.Text.draw, FigureCanvasBase.print_figure, widgets._encode)
+
+    def figure_draw(self, renderer):
+        drawn[id(self)] = []
+        return originals[0](self, renderer)
+
+    def text_draw(self, renderer):
+        result = originals[1](self, renderer)
+        fig = self.get_figure(root=True)
+        if fig is not None and self.get_visible() and self.get_text().strip():
+            drawn.setdefault(id(fig), []).append((self, renderer))
+        return result
+
+    def print_figure(self, *args, **kwargs):
+        result = originals[2](self, *args, **kwargs)
+        if kwargs.get("bbox_inches") != "tight":
+            record.extend(text_outside(self.figure, drawn.pop(id(self.figure), [])))
+        return result
+
+    def encode(canvas):
+        record.extend(text_outside(canvas.figure, drawn.pop(id(canvas.figure), [])))
+        return originals[3](canvas)
+
+    Figure.draw, mtext.Text.draw, FigureCanvasBase.print_figure, widgets._encode = (
+        figure_draw, text_draw, print_figure, encode)
+
+    def unwatch():
+        Figure.draw, mtext.Text.draw, FigureCanvasBase.print_figure, widgets._encode = originals
+
+    return unwatch
+
+
 def harvest(out_dir: str, model_ids: list[str]) -> None:
     """Runs INSIDE the lesson's kernel, after its last cell (sent as source by ``run_lesson``).
 
@@ -478,6 +546,7 @@ def harvest(out_dir: str, model_ids: list[str]) -> None:
         else:
             records[model_id] = {"kind": "unknown", "type": type(widget).__name__}
     (out / "widgets.json").write_text(json.dumps(records, default=float), encoding="utf-8")
+    (out / "figure_text.json").write_text(json.dumps(globals().get("_FIGURE_TEXT_OUTSIDE", [])), encoding="utf-8")
 
 
 def run_lesson_apart(path: Path, work: Path) -> tuple:
@@ -536,6 +605,11 @@ def run_lesson(path: Path, work: Path, timeout: int = 900):
         poll_in_slices(client.kc)
         info = client.wait_for_reply(client.kc.kernel_info())
         nb.metadata["language_info"] = info["content"]["language_info"]
+        watch = (inspect.getsource(text_outside) + inspect.getsource(watch_figure_text)
+                 + "\n_FIGURE_TEXT_OUTSIDE = []\n_unwatch_figure_text = watch_figure_text(_FIGURE_TEXT_OUTSIDE)\n")
+        reply = client.wait_for_reply(client.kc.execute(watch, silent=True, store_history=False))
+        if reply["content"]["status"] != "ok":
+            raise SystemExit(f"{path.name}: the figure-text watch failed: {reply['content'].get('evalue')}")
         for index, cell in enumerate(nb.cells[:-1]):
             client.execute_cell(cell, index, execution_count=client.code_cells_executed + 1)
         ids = widget_ids(nb)
@@ -682,8 +756,12 @@ def finish_page(page: str, title: str, lesson_names: set[str], files: Files | No
     return str(soup), "\n".join(styles)
 
 
-def build(paths: list[Path], out: Path, jobs: int = 2, log=print) -> list[Path]:
-    """Build the site for ``paths`` into ``out`` (replaced); returns the written pages (index last)."""
+def build(paths: list[Path], out: Path, jobs: int = 2, log=print, text_outside_found: list | None = None) -> list[Path]:
+    """Build the site for ``paths`` into ``out`` (replaced); returns the written pages (index last).
+
+    Every figure the lessons show (static or a slider state) is checked for text outside its canvas
+    (``watch_figure_text``); each finding is logged and, when ``text_outside_found`` is a list,
+    appended to it as {"lesson", "figure", "text", "over_px"}."""
     if not paths:
         raise ValueError("paths: no lessons to build")
     # links to any lesson beside the built ones point at its page (a partial build writes the same pages)
@@ -701,6 +779,11 @@ def build(paths: list[Path], out: Path, jobs: int = 2, log=print) -> list[Path]:
                 nb, records = run_lesson_apart(path, Path(tmp) / path.stem)
                 states = sum(len(r["images"]) for r in records.values() if r["kind"] == "sliders")
                 log(f"{path.name}: executed, {states} slider states rendered in {time.perf_counter() - start:.0f} s")
+                for found in json.loads((Path(tmp) / path.stem / "figure_text.json").read_text(encoding="utf-8")):
+                    log(f"{path.name}: text outside its figure by {found['over_px']} px: {found['text']!r} "
+                        f"(figure {found['figure']!r})")
+                    if text_outside_found is not None:
+                        text_outside_found.append({"lesson": path.name, **found})
                 return nb, records
 
             with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:

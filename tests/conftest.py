@@ -5,6 +5,7 @@ browser tests in tests/browser/test_site_in_browser.py."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 from pathlib import Path
@@ -38,5 +39,8 @@ def site(tmp_path_factory, build_site) -> Path:
     if prebuilt:
         return Path(prebuilt).resolve()
     out = tmp_path_factory.mktemp("site") / "site"
-    build_site.build(LESSONS, out, jobs=int(os.environ.get("SITE_JOBS", "2")), log=lambda _: None)
+    found = []  # texts outside their figure's canvas, for test_site.py
+    build_site.build(LESSONS, out, jobs=int(os.environ.get("SITE_JOBS", "2")), log=lambda _: None,
+                     text_outside_found=found)
+    (out.parent / "figure_text_outside.json").write_text(json.dumps(found, indent=1), encoding="utf-8")
     return out

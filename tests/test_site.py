@@ -422,3 +422,46 @@ def test_pages_workflow_publishes_what_course_py_site_builds():
     assert re.search(r"uses: actions/deploy-pages@v\d+", flow)
     assert build_site.ROOT / "build" / "site" == ROOT / "build" / "site"
     assert 'default=ROOT / "build" / "site"' in (ROOT / "scripts" / "build_site.py").read_text(encoding="utf-8")
+
+
+# ---- no figure text outside its canvas (every static figure and every slider state) -------------
+
+
+def test_no_figure_text_outside_its_canvas(site):
+    """The site build watches every figure the lessons show (inline outputs and every slider state's
+    PNG) for text that reaches past the canvas, where a reader would see it cut off."""
+    report = site.parent / "figure_text_outside.json"
+    if not report.exists():
+        pytest.skip("site from SITE_PREBUILT: the figure-text report is written only by a build in this session")
+    found = json.loads(report.read_text(encoding="utf-8"))
+    assert found == [], "\n".join(f"{f['lesson']}: {f['text']!r} {f['over_px']} px outside ({f['figure']!r})"
+                                  for f in found)
+
+
+def test_the_figure_text_watch_catches_a_cut_title_and_passes_a_whole_one():
+    import io
+
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+
+    record = []
+    unwatch = build_site.watch_figure_text(record)
+    try:
+        whole, cut = Figure(figsize=(4, 3)), Figure(figsize=(4, 3))
+        whole.add_subplot().set_title("fits on the canvas")
+        cut.add_subplot().set_title("a title placed above the top edge", y=1.25)
+        for fig in (whole, cut):
+            fig.canvas.print_figure(io.BytesIO(), format="png")
+        assert [f["text"] for f in record] == ["a title placed above the top edge"]
+        assert record[0]["over_px"] > 10
+        record.clear()
+        cut_view = plt.figure(figsize=(4, 3))
+        cut_view.add_subplot().set_xlabel("an x label pushed below the bottom edge", labelpad=120)
+        widgets._png(cut_view)  # the slider views' PNG path
+        plt.close(cut_view)
+        assert [f["text"] for f in record] == ["an x label pushed below the bottom edge"]
+    finally:
+        unwatch()
+    record.clear()
+    cut.canvas.print_figure(io.BytesIO(), format="png")
+    assert record == [], "unwatch restores matplotlib and attnlib.widgets"
