@@ -229,7 +229,7 @@ def variance_vs_dk(d_ks, measured, theory, textbook_claim=None, ax=None):
     textbook_claim : optional {label: (len(d_ks),)}, the common textbook answer "Var(q·k) = d_k σ²",
         drawn dashed in the label's colour.
     """
-    fig, ax = axes_or_new(ax, figsize=(7.5, 4.6))
+    fig, ax = axes_or_new(ax, figsize=(11.5, 4.8))
     for i, label in enumerate(measured):
         c = CYCLE[i % len(CYCLE)]
         ax.plot(d_ks, theory[label], color=c, lw=2, label=f"{label}: theory d_k σ_q² σ_k²")
@@ -242,7 +242,7 @@ def variance_vs_dk(d_ks, measured, theory, textbook_claim=None, ax=None):
     ax.set_xlabel("d_k (components per vector)")
     ax.set_ylabel("Var(q·k) (score units²)")
     ax.set_title("Var(q·k) grows linearly in d_k, with slope σ_q²σ_k²")
-    ax.legend(fontsize=9.5, loc="lower right")
+    ax.legend(fontsize=10.5, loc="center left", bbox_to_anchor=(1.02, 0.5))  # beside the axes: hides no curve
     return fig
 
 

@@ -43,8 +43,8 @@ def dot_product_moments(d_k, sigma_q=1.0, sigma_k=1.0, mean_q=0.0, mean_k=0.0, r
     Per component pair, with a = (q_i − μ_q)/σ_q and b = (k_i − μ_k)/σ_k:
       E[q_i k_i]   = μ_q μ_k + ρ σ_q σ_k
       Var(q_i k_i) = σ_q² σ_k² (1 + ρ²) + μ_q² σ_k² + μ_k² σ_q² + 2 ρ μ_q μ_k σ_q σ_k
-    (the 1 + ρ² uses Gaussian fourth moments; at ρ = 0 the formula holds for any
-    distribution). Summing d_k independent pairs multiplies both by d_k.
+    (the 1 + ρ² uses Gaussian fourth moments; at ρ = 0 the formula holds for any distribution
+    with q_i independent of k_i, not merely uncorrelated). Summing d_k independent pairs multiplies both by d_k.
 
     Returns (mean, variance) as floats.
     """
