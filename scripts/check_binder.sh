@@ -53,9 +53,9 @@ else
     notebooks=(tests/fixtures/slider_demo.ipynb)
   fi
 fi
-echo "+ pytest --nbval ${notebooks[*]}"
+echo "+ binder/start pytest --nbval ${notebooks[*]}  (the image's start-up environment, e.g. OPENBLAS_NUM_THREADS)"
 set +e
-python -m pytest -q -p no:cacheprovider --nbval --nbval-current-env \
+./binder/start python -m pytest -q -p no:cacheprovider --nbval --nbval-current-env \
   --nbval-sanitize-with tests/nbval_sanitize.cfg "${notebooks[@]}"
 rc=$?
 set -e

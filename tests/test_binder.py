@@ -97,6 +97,27 @@ def test_postbuild_writes_the_news_override_into_the_environment(tmp_path):
     assert "Path(sys.prefix)" in script.group(1), "the override must go into the running environment's prefix"
 
 
+def test_start_sets_one_blas_thread_and_hands_over():
+    """binder/start (repo2docker's start hook) exports OPENBLAS_NUM_THREADS=1 unless the hub set it, then execs."""
+    start = BINDER / "start"
+    assert os.access(start, os.X_OK), "binder/start must be executable"
+    text = start.read_text()
+    assert text.startswith("#!/usr/bin/env bash\n") and "set -euo pipefail" in text
+    assert text.rstrip().splitlines()[-1] == 'exec "$@"', "repo2docker needs exec \"$@\" as the last line"
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    run = [str(start), sys.executable, "-c", "import os; print(os.environ['OPENBLAS_NUM_THREADS'])"]
+    assert subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout.strip() == "1"
+    kept = subprocess.run(run, env=env | {"OPENBLAS_NUM_THREADS": "3"}, capture_output=True, text=True, check=True)
+    assert kept.stdout.strip() == "3", "a value the hub sets must win"
+
+
+def test_hub_snippet_sets_the_blas_threads_the_load_test_used():
+    doc = (ROOT / "docs" / "teaching.md").read_text(encoding="utf-8")
+    snippet = re.search(r"```yaml\n\s*(singleuser:.*?)```", doc, re.S)
+    assert snippet and 'extraEnv: {OPENBLAS_NUM_THREADS: "1"}' in snippet.group(1)
+    assert '"OPENBLAS_NUM_THREADS"' in (ROOT / "benchmarks" / "bench_hub.py").read_text(encoding="utf-8")
+
+
 def repo2docker() -> str | None:
     return os.environ.get("REPO2DOCKER") or shutil.which("repo2docker")
 
@@ -114,3 +135,4 @@ def test_repo2docker_dockerfile_installs_binder_requirements_then_postbuild():
     install = out.index('pip install --no-cache-dir -r "binder/requirements.txt"')
     assert out.index("COPY --chown=1000:1000 src/ ${REPO_DIR}/") < install, "repo copied before '-e .'"
     assert install < out.index("RUN ./binder/postBuild")
+    assert "binder/start" in out, "repo2docker must pick up binder/start as the entrypoint hook"

@@ -66,3 +66,46 @@ def test_cited_jupyterlab_commands_exist():
 def test_site_command_is_the_one_course_py_offers():
     assert "python3 course.py site" in DOC
     assert '"site": site' in (ROOT / "course.py").read_text(encoding="utf-8")
+
+
+def _presentation_menu_path() -> list[str]:
+    """The menu labels above application:toggle-presentation-mode in the pinned JupyterLab's settings schema."""
+    schemas = Path(sys.prefix) / "share" / "jupyter" / "lab" / "schemas"
+    menus = json.loads((schemas / "@jupyterlab" / "application-extension" / "commands.json").read_text())
+
+    def find(items, path):
+        for item in items:
+            if item.get("command") == "application:toggle-presentation-mode":
+                return path
+            sub = item.get("submenu")
+            if sub and (found := find(sub.get("items", []), [*path, sub.get("label", "")])):
+                return found
+        return None
+
+    for menu in menus["jupyter.lab.menus"]["main"]:
+        if (found := find(menu.get("items", []), [menu["id"]])):
+            return found
+    raise AssertionError("application:toggle-presentation-mode is in no menu of the pinned JupyterLab")
+
+
+def test_presentation_mode_menu_path_is_the_pinned_jupyterlabs():
+    assert _presentation_menu_path() == ["jp-mainmenu-view", "Appearance"]
+    texts = {"docs/teaching.md": DOC, "README.md": (ROOT / "README.md").read_text(encoding="utf-8")}
+    texts |= {f"notebooks/{p.name}": p.read_text(encoding="utf-8") for p in LESSONS}
+    wrong, cited = [], 0
+    for name, text in texts.items():
+        for m in re.finditer(r"((?:\*\*)?[A-Z][a-z]+(?:\*\*)? → )+(?:\*\*)?Presentation Mode", text):
+            cited += 1
+            if m.group(0).replace("**", "") != "View → Appearance → Presentation Mode":
+                wrong.append((name, m.group(0)))
+    assert cited >= 3 and wrong == []
+
+
+def test_self_paced_estimate_adds_up():
+    """The self-paced sizing: the Run All CPU column's sum and the busy cores it gives at the stated press rate."""
+    cpu = [float(x) for x in re.findall(r"^\| \d\d [a-z -]+ \| [\d.]+ s \| ([\d.]+) s \| \d+ MB \|$", DOC, re.M)]
+    assert len(cpu) == 9 and f"the sum of the column above: {sum(cpu):.1f} s" in DOC and sum(cpu) <= 45
+    rate = re.search(r"presses a slider\s+(\d\.\d)–(\d\.\d) times a minute", DOC)
+    assert rate, "the doc must state the slider-press rate behind its busy-core estimate"
+    cores = [50 * (45 + float(r) * 50 * 1.0) / 3000 for r in rate.groups()]  # 50 learners, 50 minutes, 1 CPU-s a press
+    assert [round(c) for c in cores] == [2, 3] and "2–3 busy cores" in DOC
