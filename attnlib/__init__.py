@@ -5,7 +5,7 @@ Plotting lives in ``attnlib.plots`` and slider wiring in ``attnlib.widgets``; im
 them explicitly (``from attnlib import plots``).
 """
 
-from .checker import check_attention
+from .checker import DIAGNOSES, AttentionReport, check_attention
 from .core import attention_entropy, scaled_dot_product_attention, softmax, softmax_jacobian
 from .mha import INIT_SCHEMES, MultiHeadAttention, init_std, init_weight
 from .stats import dot_product_moments, dot_product_variance, sample_dot_products
@@ -25,4 +25,6 @@ __all__ = [
     "init_weight",
     "MultiHeadAttention",
     "check_attention",
+    "AttentionReport",
+    "DIAGNOSES",
 ]

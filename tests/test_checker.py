@@ -120,6 +120,8 @@ BUGS = [
 @pytest.mark.parametrize("shapes", SHAPE_SETS.values(), ids=SHAPE_SETS.keys())
 @pytest.mark.parametrize("fn, expected", BUGS, ids=[f.__name__ for f, _ in BUGS])
 def test_each_bug_is_named(fn, expected, shapes):
+    if fn is sqrt_d_model_fixed and D_MODEL not in {s[1] * s[4] for s in shapes}:
+        expected = "fixed_scale"  # 1/√512 is d_model only when a probe used that width
     report = check_attention(fn, shapes=shapes)
     assert report.diagnosis == expected, report
     assert not report.ok
@@ -239,7 +241,8 @@ STYLE_2 = [
     (Attention(lambda q, k: 1.0 / q.shape[-1]), "one_over_dk"),
     (Attention(lambda q, k: 1.0 / np.sqrt(q.shape[-2])), "wrong_axis"),
     (Attention(lambda q, k: 1.0 / np.sqrt(k.shape[-1])), "ok"),
-    (make_fixed_scale(768), "sqrt_d_model"),
+    (make_fixed_scale(768), "fixed_scale"),  # 768 is no width the probes used
+    (make_fixed_scale(512), "sqrt_d_model"),  # 512 = 8 heads × 64: the first probe's d_model
     (loop_no_scale, "no_scale"),
     (batched_heads_after_softmax, "scale_after_softmax"),
     (NumpyMHA, "ok"),
@@ -370,8 +373,8 @@ def test_mask_bugs_are_named():
 def test_correct_masks_pass_and_say_what_was_seen():
     r = check_attention(mask_neg_inf)
     assert r.ok and any("gets NaN" in n for n in r.notes)
-    r = check_attention(mask_blocked_convention)
-    assert r.ok and any("True = blocked" in n for n in r.notes)
+    r = check_attention(mask_blocked_convention)  # a plain `mask` read as True = blocked: lesson 09's is inverted
+    assert r.diagnosis == "mask_inverted" and "np.where(mask, logits, -np.inf)" in r.message
 
 
 # ------------------------------------------------------------------ scale recovery: property
@@ -535,9 +538,9 @@ def mask_numbers_1e9(q, k, v, mask):  # (1 - mask) * -1e9 added in the logits' d
     return sm(s + (1 - mask.astype(s.dtype)) * -1e9) @ v
 
 
-def mask_additive(q, k, v, mask=None):  # a float mask added to the logits, as torch SDPA's float masks
+def mask_additive(q, k, v, attn_bias=None):  # a float bias added to the logits, as torch SDPA's float masks
     s = q @ kt(k) / math.sqrt(q.shape[-1])
-    return sm(s if mask is None else s + mask) @ v
+    return sm(s if attn_bias is None else s + attn_bias) @ v
 
 
 def test_other_mask_conventions():
@@ -624,7 +627,7 @@ def test_torch_stays_optional_and_lazy(monkeypatch):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "False"]  # a numpy function never imports torch
-    monkeypatch.setattr(attnlib.checker, "_torch_installed", lambda: False)
+    monkeypatch.setattr(attnlib.checker.callers, "torch_installed", lambda: False)
     with pytest.raises(ValueError, match="backend='torch' needs torch"):
         check_attention(good, backend="torch")
     report = check_attention(lambda q, k, v: q.size(-1))  # numpy fails and there is no torch to try
