@@ -128,6 +128,12 @@ def torch_layers():
         def scale(self, query):
             return query.shape[1] ** -0.5
 
+    class Fixed64(TorchMHA):
+        """self.scale = 64 ** -0.5 hard-coded (a head size copied from a config)."""
+
+        def scale(self, query):
+            return 64**-0.5
+
     class Qwen3QKNorm(TorchMHA):
         """RMSNorm (weight 1) on each head's q and k over d_k, then 1/√d_k."""
 
@@ -140,7 +146,7 @@ def torch_layers():
         def normalise_full(self, q, k):
             return F.rms_norm(q, (self.embed_dim,), eps=1e-6), F.rms_norm(k, (self.embed_dim,), eps=1e-6)
 
-    return {c.__name__: c for c in (TorchMHA, DModelScale, NoScale, SeqLenScale, Qwen3QKNorm, OLMo2QKNorm)}
+    return {c.__name__: c for c in (TorchMHA, DModelScale, NoScale, SeqLenScale, Fixed64, Qwen3QKNorm, OLMo2QKNorm)}
 
 
 def _layer(name, *args, dtype=None):
@@ -207,6 +213,9 @@ ENTRIES = [
     L_("torch_layer_no_scale_class", functools.partial(_layer, "NoScale"), "no_scale", torch=True),
     # proof: query.shape[1] of a batch-first input is L: factor L^-½.
     L_("torch_layer_seq_len_class", functools.partial(_layer, "SeqLenScale"), "wrong_axis", torch=True),
+    # proof: 64^-½ at every size of the class, whatever d_k = E/H: a fixed head size.
+    L_("torch_layer_fixed_64_class", functools.partial(_layer, "Fixed64"), "fixed_scale", torch=True,
+       measure=(("head size or factor", (64.0, 0.125), 1e-2),)),
     # proof: per-head RMS-normalised q, k over d_k, then d_k^-½: qk_norm (Qwen3 / Gemma 3).
     L_("torch_layer_qwen3_qk_norm", functools.partial(_layer, "Qwen3QKNorm"), "qk_norm", torch=True, full=True),
     # proof: q, k RMS-normalised over the whole projection (E) before the head split, then d_k^-½: QK-norm as

@@ -148,12 +148,45 @@ def sigmoid_attention(q, k, v):
     return w @ v, w
 
 
+def sqrt_d_model_masked(q, k, v, mask=None):
+    """q: (batch, heads, L, d_k); mask True = may attend (lesson 09's exercise with its mask fixed)."""
+    batch, heads, L, d_k = q.shape
+    z = np.einsum("bhld,bhsd->bhls", q, k) / math.sqrt(heads * d_k)
+    if mask is not None:
+        z = np.where(mask, z, -np.inf)
+    w = softmax(z)
+    return np.einsum("bhls,bhsd->bhld", w, v), w
+
+
+def linear_attention(q, k, v):
+    """Kernelised "linear attention": elu(x)+1 features, normalised, no softmax."""
+    def phi(x):
+        return np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0)))
+
+    a = phi(q) @ kt(phi(k))
+    w = a / a.sum(-1, keepdims=True)
+    return w @ v, w
+
+
 def raises(q, k, v):
     raise RuntimeError("not implemented yet")
 
 
 def returns_none(q, k, v):
     softmax(q @ kt(k) / math.sqrt(q.shape[-1])) @ v  # noqa: B018 (forgot the return)
+
+
+def returns_string(q, k, v):
+    return "softmax(q k^T / sqrt(d)) v"
+
+
+def returns_nan(q, k, v):
+    return np.full(q.shape[:-1] + (v.shape[-1],), np.nan)
+
+
+def returns_transposed(q, k, v):
+    out = softmax(q @ kt(k) / math.sqrt(q.shape[-1])) @ v
+    return np.swapaxes(out, -1, -2)  # (..., d_v, L)
 
 
 def blhd_layout(q, k, v):
@@ -184,6 +217,8 @@ ENTRIES = [
     Entry("np_sqrt_d_model", sqrt_d_model_4d, "sqrt_d_model", F, full=True),
     # proof: z · (H·d_k)^-½ from shape[1]·shape[3] of (B, H, L, d_k); raises on anything but 4-D.
     Entry("np_sqrt_d_model_width", sqrt_d_model_merged_width, "sqrt_d_model", F),
+    # proof: 4-D, z / √(H·d_k), mask taken correctly (where -inf, safe softmax): the scale is the only bug.
+    Entry("np_sqrt_d_model_masked", sqrt_d_model_masked, "sqrt_d_model", F),
     # proof: z / √L (q.shape[-2] is the query count).
     Entry("np_axis_L", axis_L, "wrong_axis", F, full=True),
     # proof: z / √S (k.shape[-2] is the key count).
@@ -223,10 +258,18 @@ ENTRIES = [
     Entry("np_relu_normalised", relu_normalised, "not_attention", F),
     # proof: sigmoid(z) without normalisation: rows do not sum to a constant.
     Entry("np_sigmoid", sigmoid_attention, "not_attention", F),
+    # proof: weights = φ(q)·φ(k)ᵀ normalised, φ = elu + 1: no exponential of q·k at all.
+    Entry("np_linear_attention", linear_attention, "not_attention", F),
     # proof: raises on every call.
     Entry("np_raises", raises, "error", F),
     # proof: returns None on every call.
     Entry("np_returns_none", returns_none, "error", F),
+    # proof: returns a string.
+    Entry("np_returns_string", returns_string, "error", F),
+    # proof: returns NaN everywhere on plain float64 input.
+    Entry("np_returns_nan", returns_nan, "error", F),
+    # proof: returns (..., d_v, L), never (..., L, d_v) (L ≠ d_v in any probe that keeps d_v > S).
+    Entry("np_returns_transposed", returns_transposed, "error", F),
     # proof: einsum over (B, L, H, d): given (B, H, L, d) with L ≠ S the "h" axes (L vs S) cannot broadcast, and
     # fewer than 4 axes do not fit the subscripts: it raises on every probe layout (a layout error).
     Entry("np_blhd_layout", blhd_layout, "error", F, words=LAYOUT_WORDS, full=True),

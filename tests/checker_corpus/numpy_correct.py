@@ -111,6 +111,26 @@ def mask_float32_fill_1e9(q, k, v, mask=None):
     return w @ v, w
 
 
+def mask_float16_inf(q, k, v, mask=None):
+    """mask: True = may attend. In float16 throughout, with -inf (exact in float16) and a guarded softmax."""
+    q, k, v = (np.asarray(a, dtype=np.float16) for a in (q, k, v))
+    z = q @ kt(k) / np.float16(math.sqrt(q.shape[-1]))
+    if mask is not None:
+        z = np.where(mask, z, np.float16(-np.inf))
+    w = softmax(z)
+    return w @ v, w
+
+
+def mask_fill_1e4(q, k, v, mask=None):
+    """mask: True = may attend. -1e4 is finite in float16 (max 65504) and exp(-1e4 - max) is exactly 0."""
+    z = q @ kt(k) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        z = np.where(mask, z, -1e4)
+    e = np.exp(z - z.max(-1, keepdims=True))
+    w = e / e.sum(-1, keepdims=True)
+    return w @ v, w
+
+
 def keyword_attn_mask(q, k, v, *, attn_mask=None):
     """attn_mask (keyword only): True = may attend."""
     z = q @ kt(k) / math.sqrt(q.shape[-1])
@@ -179,6 +199,8 @@ ENTRIES = [
     Entry("np_mask_required", mask_required_positional, "ok", F),  # mask without a default, same where
     Entry("np_mask_eq_zero", mask_eq_zero, "ok", F),  # where(mask == 0, -inf, z): True = attend
     Entry("np_mask_f32_fill_1e9", mask_float32_fill_1e9, "ok", F),  # -1e9 in float32: masked weight exactly 0
+    Entry("np_mask_float16_inf", mask_float16_inf, "ok", F),  # float16 where(-inf) + guarded softmax
+    Entry("np_mask_fill_1e4", mask_fill_1e4, "ok", F),  # -1e4 fits float16; blocked weight exactly 0 in every dtype
     Entry("np_kw_attn_mask", keyword_attn_mask, "ok", F),  # attn_mask named a mask, True = attend
     Entry("np_tau", tau_param, "ok", F, full=True),  # tau=1.0 left at default: z/(1·√d)
     Entry("np_temp", temp_param, "ok", F),  # temp=1.0 at default
