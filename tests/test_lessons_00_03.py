@@ -242,6 +242,22 @@ def test_textbook_claim_is_drawn_dashed_and_named_for_the_reader():
         plt.close(f)
 
 
+def test_variance_vs_dk_legend_hides_no_curve():
+    """Lesson 02's figure: the legend sits beside the axes (it once covered the σ = 0.5 curves), inside the canvas."""
+    d_ks = [1, 4, 16, 64, 256]
+    sig = {"σ_q=1, σ_k=1": 1.0, "σ_q=2, σ_k=2": 2.0, "σ_q=0.5, σ_k=0.5": 0.5}
+    theory = {lab: [d * s**4 for d in d_ks] for lab, s in sig.items()}
+    claim = {lab: [d * s**2 for d in d_ks] for lab, s in sig.items() if s != 1.0}
+    fig = plots.variance_vs_dk(d_ks, theory, theory, textbook_claim=claim)
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    legend, axes_box = ax.get_legend().get_window_extent(), ax.get_window_extent()
+    canvas = fig.bbox
+    assert legend.x0 >= axes_box.x1  # beside the axes, so over no curve
+    assert canvas.x0 <= legend.x0 and legend.x1 <= canvas.x1 and canvas.y0 <= legend.y0 and legend.y1 <= canvas.y1
+    plt.close(fig)
+
+
 def test_markdown_table_rows():
     md = plots.markdown_table(["a", "b"], [[1, 2]])
     assert md.data.splitlines() == ["| a | b |", "|---|---|", "| 1 | 2 |"]
