@@ -53,6 +53,22 @@ def eps_of(x) -> float:
     return table.get(name, 2.0**-52)
 
 
+def stored_precision(arr: np.ndarray) -> float:
+    """The eps of the coarsest float format every value of arr fits exactly (bfloat16, float16, float32):
+    code that computes in half precision and casts back to float64 keeps half precision's digits."""
+    a = np.asarray(arr, dtype=np.float64)
+    a = a[np.isfinite(a)]
+    if a.size == 0:
+        return 2.0**-52
+    bits = a.astype(np.float32).view(np.uint32)
+    bf16 = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).view(np.float32)
+    with np.errstate(over="ignore"):
+        for eps, rounded in ((2.0**-7, bf16), (2.0**-10, a.astype(np.float16)), (2.0**-23, a.astype(np.float32))):
+            if np.array_equal(rounded.astype(np.float64), a):
+                return eps
+    return 2.0**-52
+
+
 def to_numpy(x, what: str) -> np.ndarray:
     """x (a numpy array, torch tensor or array-like) as a float numpy array; Unusable if it is not one."""
     if x is None:
@@ -304,6 +320,7 @@ def split_result(result, out_shape: tuple, w_shape: tuple):
         out = to_numpy(result, "the returned value")
     if out.shape != out_shape:
         raise Unusable(layout_message(out.shape, out_shape), ran=True)
+    eps = max(eps, stored_precision(out))
     if weights is not None and weights.shape != w_shape:
         raise Unusable(f"your function returned weights of shape {weights.shape}; expected {w_shape} (..., L, S)",
                        ran=True)
