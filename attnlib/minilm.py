@@ -507,8 +507,9 @@ def participation_ratio(x) -> float:
     """(tr Σ)²/tr(Σ²) of the rows of x, Σ their covariance with divisor N (lesson 08).
 
     x : (N, d) samples. d for a population of independent equal-variance components, 1 for a
-    single direction; for N iid isotropic samples the sample value is about dN/(d + N + 1)
-    (22.6 for N = 80, d = 32), so compare measurements with a simulated baseline of the same N.
+    single direction; for N iid Gaussian samples (centred on their own mean, as here) the sample
+    value is about (N − 1)d/(N + d), and its harmonic mean is exactly ((N − 1)d + 2)/(N + d)
+    (22.59 for N = 80, d = 32): compare measurements with that baseline, not with d.
     """
     arr = as_float_array(x, "x")
     if arr.ndim != 2 or arr.shape[0] < 2:

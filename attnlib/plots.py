@@ -698,7 +698,8 @@ def variance_terms(terms, reference, ax=None, title=None, marker=None, marker_la
 
     terms : {label: (n_layers, n_heads) array}, stacked bottom to top in this order.
     reference : (n_layers, n_heads), e.g. the iid prediction; a dashed line marks 1 (= the reference).
-    marker : optional (n_layers, n_heads) values, also ÷ reference, drawn as a black tick per head.
+    marker : optional (n_layers, n_heads) values, also ÷ reference, drawn as a vermillion tick per head
+        (the ``UNSCALED`` colour).
     """
     reference = np.ravel(np.asarray(reference, dtype=float))
     parts = {label: np.ravel(np.asarray(v, dtype=float)) / reference for label, v in terms.items()}
@@ -723,29 +724,45 @@ def variance_terms(terms, reference, ax=None, title=None, marker=None, marker_la
     return fig
 
 
+# layer_profile's variance panel: which statistic the bars show -> (raw key, scaled key, label prefix, y label)
+_PROFILE_VARIANCE = {
+    "pairs": ("var_logit", "var_logit_scaled", "", "variance of the logits"),
+    "row": ("row_var", "row_var_scaled", "within-row ", "within-row variance\nof the logits"),
+}
+
+
+def _profile_variance(variance):
+    if variance not in _PROFILE_VARIANCE:
+        raise ValueError(f"variance must be one of {sorted(_PROFILE_VARIANCE)}; got {variance!r}")
+    return _PROFILE_VARIANCE[variance]
+
+
 @projector_style
-def layer_profile(stats, layer, axes=None, var_ylim=None):
+def layer_profile(stats, layer, axes=None, var_ylim=None, variance="pairs"):
     """One layer's heads: Var(q·k) raw and ÷√d_k with the iid prediction, and entropy with and without
     the division (lesson 08). Used by the layer slider and its small multiples.
 
     stats : dict from ``attnlib.minilm.head_statistics`` ((n_layers, n_heads) arrays).
     layer : 1-based layer number.  axes : two Axes (variance, entropy) or None for a new figure.
+    variance : "pairs" (the variance over all within-sentence pairs, ``var_logit``) or "row" (the
+        within-row variance a softmax row sees, ``row_var``).
     """
+    raw, scaled, prefix, ylabel = _profile_variance(variance)
     if axes is None:
         fig, axes = plt.subplots(2, 1, figsize=(7.5, 6.0), sharex=True, layout="constrained")
     fig = axes[0].figure
     i = layer - 1
-    heads = np.arange(1, stats["var_logit"].shape[1] + 1)
+    heads = np.arange(1, stats[raw].shape[1] + 1)
     ax = axes[0]
-    ax.bar(heads - 0.2, stats["var_logit"][i], width=0.4, color=UNSCALED, label="Var(q·k)")
-    ax.bar(heads + 0.2, stats["var_logit_scaled"][i], width=0.4, color=SCALED, label="Var(q·k/√d_k)")
+    ax.bar(heads - 0.2, stats[raw][i], width=0.4, color=UNSCALED, label=f"{prefix}Var(q·k)")
+    ax.bar(heads + 0.2, stats[scaled][i], width=0.4, color=SCALED, label=f"{prefix}Var(q·k/√d_k)")
     ax.scatter(heads - 0.2, stats["iid_prediction"][i], marker="_", s=150, color=PALETTE["black"], zorder=3,
                label="iid prediction d_k·Var(q_i)·Var(k_i)")
-    ax.axhline(1.0, color=SCALED, ls=":", lw=1)
+    ax.axhline(1.0, color=SCALED, ls=":", lw=1, label="variance 1")
     ax.set_yscale("log")
     if var_ylim:
         ax.set_ylim(*var_ylim)
-    ax.set_ylabel("variance of the logits")
+    ax.set_ylabel(ylabel)
     ax.set_title(f"layer {layer}")
     ax.legend(fontsize=9, loc="upper right", ncols=1)
     ax = axes[1]
@@ -761,19 +778,21 @@ def layer_profile(stats, layer, axes=None, var_ylim=None):
 
 
 @projector_style
-def update_layer_profile(fig, stats, layer, var_ylim=None):
-    """Change a Figure ``layer_profile(stats, other_layer, var_ylim=var_ylim)`` made so that it shows ``layer``,
-    with the pixels ``layer_profile(stats, layer, var_ylim=var_ylim)`` draws (lesson 08's slider reuses one
-    Figure). Only the data of one layer moves: bar heights, the prediction marks, the uniform line, the title.
-    Needs a fixed ``var_ylim`` (the other limits do not depend on the layer); returns ``fig``.
+def update_layer_profile(fig, stats, layer, var_ylim=None, variance="pairs"):
+    """Change a Figure ``layer_profile(stats, other_layer, var_ylim=var_ylim, variance=variance)`` made so that it
+    shows ``layer``, with the pixels ``layer_profile(stats, layer, var_ylim=var_ylim, variance=variance)`` draws
+    (lesson 08's slider reuses one Figure). Only the data of one layer moves: bar heights, the prediction marks,
+    the uniform line, the title. Needs a fixed ``var_ylim`` (the other limits do not depend on the layer); returns
+    ``fig``.
     """
+    raw, scaled, *_ = _profile_variance(variance)
     if not var_ylim:
         raise ValueError("var_ylim must be given: without it the variance axis rescales with the layer; "
                          "draw with layer_profile instead")
     i = layer - 1
     top, bottom = fig.axes[:2]
     heads = np.arange(1, stats["var_logit"].shape[1] + 1)
-    for bars, key in zip(top.containers, ("var_logit", "var_logit_scaled"), strict=True):
+    for bars, key in zip(top.containers, (raw, scaled), strict=True):
         for rect, h in zip(bars, stats[key][i], strict=True):
             rect.set_height(h)
     top.collections[0].set_offsets(np.column_stack([heads - 0.2, stats["iid_prediction"][i]]))
@@ -786,12 +805,12 @@ def update_layer_profile(fig, stats, layer, var_ylim=None):
 
 
 @projector_style
-def layer_profiles(stats, layers, var_ylim=None):
+def layer_profiles(stats, layers, var_ylim=None, variance="pairs"):
     """Small multiples of ``layer_profile`` side by side for the given 1-based layers (lesson 08)."""
     fig, axes = plt.subplots(2, len(layers), figsize=(5.2 * len(layers), 6.0), sharex=True, sharey="row",
                              layout="constrained", squeeze=False)
     for col, layer in enumerate(layers):
-        layer_profile(stats, layer, axes=axes[:, col], var_ylim=var_ylim)
+        layer_profile(stats, layer, axes=axes[:, col], var_ylim=var_ylim, variance=variance)
         if col:
             axes[0, col].get_legend().remove()
             axes[1, col].get_legend().remove()

@@ -942,13 +942,17 @@ def alpha_view(d_ks, dots_independent, dots_correlated, alphas=(0.0, 0.25, 0.5, 
 # lesson 08
 
 
-def minilm_layer_view(stats, var_ylim=None):
-    """Slider over MiniLM's layers redrawing ``plots.layer_profile`` from precomputed head statistics."""
+def minilm_layer_view(stats, var_ylim=None, variance="pairs"):
+    """Slider over MiniLM's layers redrawing ``plots.layer_profile`` from precomputed head statistics.
+
+    variance : "pairs" or "row", passed on to ``plots.layer_profile``.
+    """
     from . import plots
 
     n_layers = int(stats["var_logit"].shape[0])
-    update = (lambda fig, layer: plots.update_layer_profile(fig, stats, layer, var_ylim=var_ylim)) if var_ylim else None
-    return slider_view(lambda layer: plots.layer_profile(stats, layer, var_ylim=var_ylim), update=update,
+    kw = {"var_ylim": var_ylim, "variance": variance}
+    update = (lambda fig, layer: plots.update_layer_profile(fig, stats, layer, **kw)) if var_ylim else None
+    return slider_view(lambda layer: plots.layer_profile(stats, layer, **kw), update=update,
                        layer=int_slider("layer", 1, n_layers, 1))
 
 

@@ -381,9 +381,13 @@ def test_participation_ratio():
     assert mm.participation_ratio(rng.normal(size=(200_000, 8))) == pytest.approx(8, rel=0.01)
     line = np.outer(rng.normal(size=50), rng.normal(size=5))
     assert mm.participation_ratio(line) == pytest.approx(1.0, rel=1e-9)
-    # 80 iid samples in 32 dimensions: about dN/(d + N + 1) = 22.65, far below 32 (lesson 08's baseline)
-    prs = [mm.participation_ratio(np.random.default_rng(s).normal(size=(80, 32))) for s in range(40)]
-    assert abs(np.mean(prs) - 32 * 80 / 113) < 0.3 and max(prs) < 25
+    # 80 iid samples in 32 dimensions, centred: harmonic mean exactly ((N − 1)d + 2)/(N + d) = 22.59, far below 32
+    # (lesson 08's baseline); 2000 draws put 5 SE at about 0.05, so the uncentred dN/(d + N + 1) = 22.65 fails
+    gen = np.random.default_rng(11)
+    inv = 1 / np.array([mm.participation_ratio(gen.normal(size=(80, 32))) for _ in range(2000)])
+    harmonic, se = 1 / inv.mean(), inv.std(ddof=1) / np.sqrt(inv.size) / inv.mean() ** 2
+    assert abs(harmonic - (79 * 32 + 2) / 112) < 5 * se and abs(harmonic - 32 * 80 / 113) > 5 * se
+    assert 1 / inv.min() < 25
     # and it is what head_statistics reports
     out = mm.iid_output(np.ones((2, 40), bool), 1, 1, 32, rng=5)
     s = mm.head_statistics(out)
@@ -458,6 +462,19 @@ def test_layer_slider_at_its_extremes_draws_without_warnings(ref_run):
             assert fig.axes[0].get_title() == f"layer {layer}"
             heights = [p.get_height() for p in fig.axes[0].patches]
             np.testing.assert_allclose(heights[:12], stats["var_logit"][layer - 1])
+        # the lesson's view: the within-row variance, raw and scaled, and a legend entry for the line at 1
+        rows = widgets.minilm_layer_view(stats, var_ylim=(0.3, 5000), variance="row")
+        for layer in (6, 2):
+            rows.sliders["layer"].value = layer
+            ax = rows.last_figure.axes[0]
+            heights = [p.get_height() for p in ax.patches]
+            np.testing.assert_allclose(heights[:12], stats["row_var"][layer - 1])
+            np.testing.assert_allclose(heights[12:24], stats["row_var_scaled"][layer - 1])
+            labels = [t.get_text() for t in ax.get_legend().get_texts()]
+            assert {"within-row Var(q·k)", "within-row Var(q·k/√d_k)", "variance 1"} <= set(labels)
+            assert "within-row" in ax.get_ylabel()
+    with pytest.raises(ValueError, match="variance must be one of"):
+        widgets.minilm_layer_view(stats, variance="rows").render({"layer": 1})
     plt.close("all")
 
 
