@@ -681,3 +681,273 @@ def test_fully_masked_row_gives_zeros_like_torch_sdpa():
         assert np.all(ref[0, 1] == 0)  # torch's SDPA: zeros, not NaN, for the fully masked row
         assert np.allclose(out, ref, atol=tol)
     assert torch.isnan(torch.softmax(torch.full((4,), float("-inf")), -1)).all()  # plain softmax: NaN
+
+
+# ------------------------------------------------------------------ issue 21: today's models and the new verdict classes
+
+
+def _sdpa(q, k, v, logits_fn):
+    return sm(logits_fn(q @ kt(k) / math.sqrt(q.shape[-1]), q, k)) @ v
+
+
+def qk_norm_l2(gain):
+    def fn(q, k, v):
+        qn, kn = (x / np.linalg.norm(x, axis=-1, keepdims=True) for x in (q, k))
+        return sm(gain * qn @ kt(kn)) @ v
+    return fn
+
+
+def qk_norm_rms(q, k, v):  # Qwen3 / Gemma 3: RMS norm per head, then the usual 1/√d_k
+    qn, kn = (x / np.sqrt((x**2).mean(-1, keepdims=True) + 1e-6) for x in (q, k))
+    return sm(qn @ kt(kn) / math.sqrt(q.shape[-1])) @ v
+
+
+def qk_norm_whole(q, k, v):  # OLMo 2: RMS over the whole projection (every head of a position together)
+    qn, kn = (x / np.sqrt((x**2).mean((-3, -1), keepdims=True)) for x in (q, k))
+    return sm(qn @ kt(kn) / math.sqrt(q.shape[-1])) @ v
+
+
+def soft_capped(cap):
+    return lambda q, k, v: _sdpa(q, k, v, lambda s, q, k: cap * np.tanh(s / cap))
+
+
+def sink_per_head(q, k, v):  # gpt-oss: one learned logit per head in the denominator, its column dropped
+    sinks = np.linspace(-1.0, 2.0, q.shape[-3])[:, None, None]
+    s = q @ kt(k) / math.sqrt(q.shape[-1])
+    m = np.maximum(s.max(-1, keepdims=True), sinks)
+    e = np.exp(s - m)
+    w = e / (e.sum(-1, keepdims=True) + np.exp(sinks - m))
+    return w @ v, w
+
+
+def alibi(q, k, v):
+    H, L, S = q.shape[-3], q.shape[-2], k.shape[-2]
+    slopes = 2.0 ** (-8 * np.arange(1, H + 1) / H)[:, None, None]
+    return _sdpa(q, k, v, lambda s, q, k: s - slopes * np.abs(np.arange(L)[:, None] - np.arange(S)))
+
+
+def fixed(factor):
+    return lambda q, k, v: sm(q @ kt(k) * factor) @ v
+
+
+def mscale_squared(q, k, v):  # YaRN / DeepSeek-V3 MLA: softmax_scale = mscale² / √d_k
+    m = 0.1 * math.log(40.0) + 1.0
+    return sm(q @ kt(k) * m * m / math.sqrt(q.shape[-1])) @ v
+
+
+@pytest.mark.parametrize("fn, code, number", [
+    (qk_norm_l2(10.0), "qk_norm", ("g", {64: 10.0, 16: 10.0, 12: 10.0})),
+    (qk_norm_rms, "qk_norm", ("g", {64: 8.0, 16: 4.0, 12: 12**0.5})),  # RMS: g = √d_k·(d_k cos)/d_k
+    (qk_norm_whole, "qk_norm", None),
+    (soft_capped(50.0), "soft_cap", ("cap", 50.0)),
+    (soft_capped(5.0), "soft_cap", ("cap", 5.0)),
+    (sink_per_head, "attention_sink", None),
+    (alibi, "position_bias", None),
+    (fixed(64**-0.5), "fixed_scale", None),
+    (fixed(144**-0.5), "fixed_scale", None),  # Gemma's query_pre_attn_scalar = 144
+    (fixed(0.2), "fixed_scale", None),
+    (fixed(0.03), "fixed_scale", None),
+    (mscale_squared, "constant_multiple", ("m", (0.1 * math.log(40.0) + 1.0) ** 2)),
+    (lambda q, k, v: sm(q @ kt(k) / q.shape[-1] ** 0.25) @ v, "wrong_scale", None),
+], ids=["qk-l2", "qk-rms", "qk-whole", "cap50", "cap5", "sink", "alibi", "fixed64", "gemma", "fixed0.2",
+        "fixed0.03", "mscale", "quarter-power"])
+def test_modern_variants_and_new_scale_codes(fn, code, number):
+    report = check_attention(fn)
+    assert report.diagnosis == code, report
+    assert report.ok == (code in attnlib.checker.OK_CODES)
+    if number is not None:
+        key, value = number
+        got = report.measured[key]
+        if isinstance(value, dict):
+            assert got == pytest.approx(value, rel=1e-5)  # the RMS norm's 1e-6 inside the root
+        else:
+            assert got == pytest.approx(value, rel=1e-4)
+
+
+def test_new_verdicts_report_their_numbers():
+    r = check_attention(qk_norm_l2(10.0))
+    assert "g = 10 at d_k = 64" in r.message and "|logit| ≤ g" in r.message
+    r = check_attention(soft_capped(30.0))
+    assert "c = 30" in r.message and "0.125 = 1/√64" in r.message
+    r = check_attention(sink_per_head)
+    lo, hi = r.measured["sink_mass"]
+    assert 0 < lo < hi < 1 and "sink mass" in r.message
+    assert r.measured["sink_logit"][:3] == pytest.approx(list(np.linspace(-1.0, 2.0, 8))[:3], rel=1e-6)
+    r = check_attention(alibi)
+    assert "ALiBi" in r.message and "0.5, 0.25, 0.125" in r.message
+    r = check_attention(fixed(64**-0.5))
+    assert "a fixed head size of 64: your scale does not follow d_k" in r.message
+    r = check_attention(fixed(144**-0.5))
+    assert "query_pre_attn_scalar" in r.message and "on purpose" in r.message
+    r = check_attention(fixed(0.2))
+    assert "0.2 at every head size" in r.message and "√25" not in r.message
+    r = check_attention(mscale_squared)
+    assert "m = 1.874" in r.message and "YaRN" in r.message and "bug" in r.message
+    r = check_attention(lambda q, k, v: sm(q @ kt(k) / q.shape[-1] ** 0.25) @ v)
+    assert "it would suit d_k = 8" in r.message  # 64**-0.25 = 1/√8
+
+
+@given(gain=st.floats(0.5, 30.0), seed=st.integers(0, 2**16))
+@settings(max_examples=15, deadline=None)
+def test_qk_norm_gain_is_recovered(gain, seed):
+    report = check_attention(qk_norm_l2(gain), rng=seed)
+    assert report.diagnosis == "qk_norm", report
+    assert all(g == pytest.approx(gain, rel=1e-6) for g in report.measured["g"].values())
+
+
+@given(cap=st.floats(3.0, 60.0), seed=st.integers(0, 2**16))
+@settings(max_examples=15, deadline=None)
+def test_soft_cap_is_recovered(cap, seed):
+    report = check_attention(soft_capped(cap), rng=seed)
+    assert report.diagnosis == "soft_cap", report
+    assert report.measured["cap"] == pytest.approx(cap, rel=1e-3)
+
+
+@given(factor=st.floats(0.01, 0.5), seed=st.integers(0, 2**16))
+@settings(max_examples=20, deadline=None)
+def test_any_fixed_factor_is_fixed_scale_unless_a_probe_width(factor, seed):
+    widths = {s[1] * s[4] for s in DEFAULT_SHAPES}
+    if any(abs(factor * math.sqrt(w) - 1) < 1e-3 for w in widths | {64, 16, 12}):
+        return  # 1/√width is d_model; 1/√d_k of one probe is not a fixed factor at the others either way
+    report = check_attention(fixed(factor), rng=seed)
+    assert report.diagnosis == "fixed_scale", report
+    assert f"{factor:.4g}" in report.message
+
+
+# ------------------------------------------------------------------ issue 21: masks applied wrongly
+
+
+def mask_multiplied(q, k, v, mask=None):  # softmax(z) * mask, no renormalising
+    w = sm(q @ kt(k) / math.sqrt(q.shape[-1]))
+    return (w if mask is None else w * mask) @ v
+
+
+def mask_added(q, k, v, mask=None):  # a boolean mask added to the logits
+    s = q @ kt(k) / math.sqrt(q.shape[-1])
+    return sm(s if mask is None else s + mask) @ v
+
+
+def mask_added_before_scale(q, k, v, mask=None):
+    s = q @ kt(k)
+    return sm((s if mask is None else s + mask) / math.sqrt(q.shape[-1])) @ v
+
+
+def key_padding(q, k, v, key_padding_mask=None):  # nn.MultiheadAttention's convention: True = blocked
+    s = q @ kt(k) / math.sqrt(q.shape[-1])
+    return sm(s if key_padding_mask is None else np.where(key_padding_mask, -np.inf, s)) @ v
+
+
+@pytest.mark.parametrize("fn, code", [
+    (mask_multiplied, "mask_not_renormalised"), (mask_added, "mask_added_boolean"),
+    (mask_added_before_scale, "mask_added_boolean"), (mask_blocked_convention, "mask_inverted"),
+    (mask_too_weak, "mask_overflow"), (key_padding, "ok"),
+])
+def test_wrong_masks_have_their_own_codes(fn, code):
+    report = check_attention(fn)
+    assert report.diagnosis == code, report
+
+
+def test_mask_messages_show_the_numbers_and_the_fix():
+    r = check_attention(mask_multiplied)
+    assert "sum to as little as" in r.message and "softmax(z) * mask" in r.message
+    r = check_attention(mask_added)
+    assert "e^1 = 2.718" in r.message and "-np.inf" in r.message
+    r = check_attention(mask_blocked_convention)
+    assert "True = may attend" in r.message and "np.where(mask, logits, -np.inf)" in r.message
+    r = check_attention(key_padding)
+    assert any("True = blocked" in n for n in r.notes)
+
+
+@pytest.mark.parametrize("name", ["tau", "temp", "temperature", "scale", "heads", "dropout_p", "is_causal"])
+def test_a_fourth_parameter_that_is_not_a_mask_keeps_its_default(name):
+    default = {"tau": 1.0, "temp": 1.0, "temperature": 1.0, "scale": None, "heads": 1, "dropout_p": 0.0,
+               "is_causal": False}[name]
+    ns = {"sm": sm, "kt": kt, "math": math}
+    exec(f"def fn(q, k, v, {name}={default!r}):\n    return sm(q @ kt(k) / math.sqrt(q.shape[-1])) @ v", ns)
+    report = check_attention(ns["fn"])
+    assert report.ok and report.diagnosis == "ok", report
+    assert any("takes no mask" in n for n in report.notes)
+
+
+def test_mask_by_keyword_only_name():
+    def fn(q, k, v, *, attn_mask=None):
+        s = q @ kt(k) / math.sqrt(q.shape[-1])
+        return sm(s if attn_mask is None else np.where(attn_mask, s, -np.inf)) @ v
+
+    r = check_attention(fn)
+    assert r.ok and any("float16" in n for n in r.notes)
+
+
+# ------------------------------------------------------------------ issue 21: half precision, layouts, notes
+
+
+def in_float16(q, k, v, mask=None):
+    q, k, v = (x.astype(np.float16) for x in (q, k, v))
+    s = q @ kt(k) / np.float16(math.sqrt(q.shape[-1]))
+    if mask is not None:
+        s = np.where(mask, s, -np.inf)
+    m = s.max(-1, keepdims=True)
+    e = np.exp(s - np.where(np.isfinite(m), m, 0))
+    w = e / np.maximum(e.sum(-1, keepdims=True), np.float16(1e-4))
+    return w @ v
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_half_precision_never_changes_a_verdict(seed):
+    assert check_attention(in_float16, rng=seed).diagnosis == "ok"
+    assert check_attention(lambda q, k, v: in_float16(q, k, v).astype(np.float64), rng=seed).diagnosis == "ok"
+    unscaled = check_attention(lambda q, k, v: in_float16(q * math.sqrt(q.shape[-1]), k, v), rng=seed)
+    assert unscaled.diagnosis == "no_scale"  # and a bug is still named in float16
+
+
+def test_torch_half_and_bfloat16_are_ok():
+    torch = pytest.importorskip("torch")
+    F = torch.nn.functional
+
+    def half(q, k, v):
+        return F.scaled_dot_product_attention(q.half(), k.half(), v.half())
+
+    def bf16(q, k, v, attn_mask=None):
+        return F.scaled_dot_product_attention(q.bfloat16(), k.bfloat16(), v.bfloat16(), attn_mask=attn_mask)
+
+    def qk(q, k, v):
+        return F.scaled_dot_product_attention(F.normalize(q, dim=-1), F.normalize(k, dim=-1), v, scale=10.0)
+
+    assert check_attention(half).ok and check_attention(bf16).diagnosis == "ok"
+    r = check_attention(qk)
+    assert r.diagnosis == "qk_norm" and r.measured["g"][64] == pytest.approx(10.0, rel=1e-6)
+
+
+def blhd(q, k, v):  # written for (B, L, H, d)
+    s = np.einsum("blhd,bshd->bhls", q, k) / math.sqrt(q.shape[-1])
+    return np.einsum("bhls,bshd->blhd", sm(s), v)
+
+
+def merged_heads(q, k, v):
+    out = sm(q @ kt(k) / math.sqrt(q.shape[-1])) @ v
+    return np.swapaxes(out, -3, -2).reshape(*out.shape[:-3], out.shape[-2], -1)
+
+
+@pytest.mark.parametrize("fn", [blhd, merged_heads])
+def test_layout_errors_name_the_layout_and_a_wrapper_that_works(fn):
+    report = check_attention(fn)
+    assert report.diagnosis == "error" and "(…, H, L, d" in report.message
+    assert "Traceback" not in report.message and "torch" not in report.message
+    wrapper = report.message.split("one-line wrapper: ", 1)[1]
+    assert check_attention(eval(wrapper.removeprefix("check_attention(")[:-1], {"my_attention": fn})).ok
+
+
+def test_no_unactionable_notes_on_correct_layers():
+    for layer in (MultiHeadAttention, MultiHeadAttention.init(96, 3, rng=0)):
+        report = check_attention(layer)
+        assert report.ok and not any("also equals" in n for n in report.notes), report
+
+
+def test_diagnoses_table_and_public_names():
+    from attnlib import DIAGNOSES as top_level
+    from attnlib import AttentionReport as top_report
+
+    assert top_level is DIAGNOSES and top_report is AttentionReport
+    assert set(attnlib.checker.OK_CODES) == {"ok", "qk_norm", "soft_cap", "attention_sink", "position_bias"}
+    for code in DIAGNOSES:
+        assert AttentionReport(code, "").ok == (code in attnlib.checker.OK_CODES)
