@@ -359,6 +359,14 @@ def test_self_check_answers(name):
             assert kw["feedback"][i] in w.feedback.value
 
 
+def test_lesson05_numeric_answers_are_correctly_rounded():
+    # each typed answer is the exact value to at least 4 significant figures (issue 20: 0.1051 for 0.104975)
+    numeric = [kw["answer"] for kind, kw in self_checks("05-tradeoffs.ipynb") if kind == "numeric_check"]
+    for answer, exact in zip(numeric, NUMERIC["05-tradeoffs.ipynb"], strict=True):
+        half_unit = 0.5 * 10 ** (math.floor(math.log10(abs(exact))) - 3)
+        assert abs(answer - exact) <= half_unit, (answer, exact)
+
+
 @pytest.mark.parametrize("name", sorted(NUMERIC))
 def test_lesson_frame_and_ignore_markers(name):
     nb = json.loads((NOTEBOOKS / name).read_text(encoding="utf-8"))
