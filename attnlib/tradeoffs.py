@@ -2,8 +2,9 @@
 
 Pure maths: numpy in, numpy out. Lesson 04 measures logits through real projections
 (``projected_logits``); lesson 05 compares the scale 1/d_k^α, layer norm, QK-norm
-(Henry et al. 2020), the QK-norm weight cap, and log-n ("Scalable-Softmax",
-Nakanishi 2025) scaling; lesson 06 reuses all of them to answer interview questions.
+(Henry et al. 2020), the QK-norm weight cap, and log-n scaling (Chiang & Cholak 2022;
+in the form of "Scalable-Softmax", Nakanishi 2025); lesson 06 reuses all of them to answer
+interview questions.
 """
 
 from __future__ import annotations
@@ -156,7 +157,9 @@ def log_n_scaled_softmax(logits, s=1.0, n=None):
 
     logits : (..., n) scaled logits z. s : float > 0 (learned per head in the paper).
     n : number of keys used in ln n; default the length of the last axis. Multiplying
-        by ln n keeps the top weight from fading as n grows when s·(margin) > 1.
+        by ln n keeps the top weight from fading as n grows while s times the gap between
+        the top logit and the *largest* other logit stays above 1; with random logits that
+        gap shrinks as n grows, and the top weight still fades (lesson 05, section 7).
     Returns weights : (..., n).
     """
     z = as_float_array(logits, "logits")
