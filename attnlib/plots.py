@@ -951,16 +951,27 @@ def training_grid(steps, curves, scalings, d_ks, lrs, row=0):
 
 
 @projector_style
-def best_final_loss(d_ks, best, scalings, ax=None, title=None):
+def best_final_loss(d_ks, best, scalings, ax=None, title=None, lo=None, hi=None, range_label=None):
     """Final loss at each scaling's best learning rate against d_k, log-log (lesson 07).
 
-    best : (n_scalings, n_d_k) final losses (nats).
+    best : (n_scalings, n_d_k) final losses (nats).  lo, hi : optional arrays of the same shape,
+    drawn as a vertical bar from lo to hi at each point (e.g. the range over seeds); the points
+    of the different scalings are then spread a little along x so the bars do not overlap, and
+    ``range_label`` (if given) names the bars in the legend.
     """
     best = np.asarray(best, float)
     fig, ax = axes_or_new(ax, figsize=(9.5, 4.0))
+    d_ks_arr = np.asarray(d_ks, float)
     for i, s in enumerate(scalings):
-        ax.plot(d_ks, best[i], "o", ls=SCALING_STYLES.get(s, "-"), color=SCALING_COLORS[s], label=SCALING_LABELS[s],
+        x = d_ks_arr
+        if lo is not None and hi is not None:
+            x = d_ks_arr * 2.0 ** (0.07 * (i - (len(scalings) - 1) / 2))
+            ax.vlines(x, np.asarray(lo, float)[i], np.asarray(hi, float)[i], color=SCALING_COLORS[s], lw=1.5,
+                      alpha=0.8)
+        ax.plot(x, best[i], "o", ls=SCALING_STYLES.get(s, "-"), color=SCALING_COLORS[s], label=SCALING_LABELS[s],
                 lw=2)
+    if lo is not None and hi is not None and range_label:
+        ax.vlines([], [], [], color=PALETTE["black"], lw=1.5, label=range_label)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xticks(d_ks, [str(d) for d in d_ks])

@@ -374,6 +374,16 @@ def test_static_figures_have_one_panel_per_setting():
         assert len(fig2.axes[0].get_lines()) == len(c["variants"])
         styles = {line.get_label(): line.get_linestyle() for line in fig2.axes[0].get_lines()}
         assert styles[plots.SCALING_LABELS["none_init"]] == "--" and styles[plots.SCALING_LABELS["sqrt"]] == "-"
+        assert not fig2.axes[0].collections                     # no seed-range bars unless asked
+        final = data["curves"].astype(float)[:, :, 0, :, 0, -1]  # (variant, d_k, seed)
+        fig3 = plots.best_final_loss(c["d_ks"], final.mean(-1), c["variants"], lo=final.min(-1), hi=final.max(-1),
+                                     range_label="range over seeds")
+        bars = [b for b in fig3.axes[0].collections if len(b.get_segments())]
+        assert len(bars) == len(c["variants"])
+        for i, b in enumerate(bars):                            # one bar per d_k, from the seed minimum to maximum
+            ys = np.array([seg[:, 1] for seg in b.get_segments()])
+            np.testing.assert_allclose(np.sort(ys, axis=1), np.stack([final[i].min(-1), final[i].max(-1)], 1))
+        assert "range over seeds" in [t.get_text() for t in fig3.axes[0].get_legend().get_texts()]
 
 
 def test_self_check_answers_lesson_07():
