@@ -418,3 +418,27 @@ def test_lesson_06_torch_multihead_attention_default_logit_variance():
         sigma_sq = e * bound_sq / 3  # per q component, unit-variance inputs
         assert sigma_sq == pytest.approx(0.5) and sigma_sq**2 == pytest.approx(0.25)
         assert init_std((3 * e, e), "xavier_uniform") ** 2 == pytest.approx(bound_sq / 3)
+
+
+def test_lesson_04_init_rules_match_real_torch():
+    """Lesson 04's init rows are attnlib's copies of torch's rules. Where torch is installed, check the copies against
+    torch's own modules (torch is not a dependency of the course: without it the test is skipped)."""
+    torch = pytest.importorskip("torch")
+    from attnlib import init_std
+
+    torch.manual_seed(0)
+    e, kdim = 256, 128
+
+    def check(weight, shape, scheme):
+        w = weight.detach().double().numpy()
+        assert w.shape == shape
+        # relative standard error of a sample std is at most 1/sqrt(2n) for these (uniform) draws
+        assert w.std() == pytest.approx(init_std(shape, scheme), rel=5 / math.sqrt(2 * w.size))
+
+    check(torch.nn.Linear(e, e).weight, (e, e), "pytorch")  # nn.Linear's default
+    packed = torch.nn.MultiheadAttention(e, 4)  # kdim = vdim = embed_dim: one packed (3E, E) matrix, σ_q² = ½
+    check(packed.in_proj_weight, (3 * e, e), "xavier_uniform")
+    separate = torch.nn.MultiheadAttention(e, 4, kdim=kdim, vdim=kdim)  # three matrices: W_q square, σ_q² = 1
+    assert separate.in_proj_weight is None
+    check(separate.q_proj_weight, (e, e), "xavier_uniform")
+    check(separate.k_proj_weight, (e, kdim), "xavier_uniform")
