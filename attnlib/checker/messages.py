@@ -110,8 +110,8 @@ def scale_bug_message(diag, label, probes) -> str:
     if diag == "fixed_scale":
         n = c**-2
         named = round(n) if abs(n - round(n)) <= 1e-3 * n and round(n) in HEAD_SIZES else None
-        what = (f"1/√{named}: a fixed head size of {named}" if named else "a fixed number")
-        return (f"your scale is {fmt(c)} at every head size probed (d_k = {every}) = {what}: your scale does not "
+        what = f" = 1/√{named}, a fixed head size of {named}" if named else ", a fixed number"
+        return (f"your scale is {fmt(c)} at every head size probed (d_k = {every}){what}: your scale does not "
                 f"follow d_k (take d_k = q.shape[-1]). If you are porting Gemma, this is on purpose: Gemma scales "
                 f"by query_pre_attn_scalar ** -0.5, a number from its config, not by the head size.")
     if diag == "constant_multiple":
