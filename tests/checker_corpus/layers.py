@@ -5,6 +5,11 @@ where one size shows it. torch layers are built by factories, so this module imp
 
 The per-head q, k inside each layer are the projections split into heads of d_k = E / H; every layer below
 differs from correct multi-head attention only in the line its docstring names.
+
+Cannot be told apart, so left out: a layer that scales by the per-head value width (d_v = E/H) is the same function
+as the correct one, because nn.MultiheadAttention's layout gives d_v = d_k; a layer instance with a hard-coded
+1/√(its own head size) is the same function as the correct instance (only its class, built at other sizes, shows
+the difference).
 """
 
 from __future__ import annotations
@@ -122,6 +127,24 @@ def torch_layers():
         def scale(self, query):
             return 1.0
 
+    class TimesSqrtDk(TorchMHA):
+        """self.scale = head_dim ** 0.5 (the exponent's sign flipped)."""
+
+        def scale(self, query):
+            return self.head_dim**0.5
+
+    class MuP(TorchMHA):
+        """muP's 1 / head_dim."""
+
+        def scale(self, query):
+            return 1.0 / self.head_dim
+
+    class OutOnly(TorchMHA):
+        """Correct, and returns the output only (no weights)."""
+
+        def forward(self, query, key, value):
+            return super().forward(query, key, value)[0]
+
     class SeqLenScale(TorchMHA):
         """d read as query.shape[1]: the sequence length of a batch-first input."""
 
@@ -146,7 +169,7 @@ def torch_layers():
         def normalise_full(self, q, k):
             return F.rms_norm(q, (self.embed_dim,), eps=1e-6), F.rms_norm(k, (self.embed_dim,), eps=1e-6)
 
-    return {c.__name__: c for c in (TorchMHA, DModelScale, NoScale, SeqLenScale, Fixed64, Qwen3QKNorm, OLMo2QKNorm)}
+    return {c.__name__: c for c in (TorchMHA, DModelScale, NoScale, TimesSqrtDk, MuP, OutOnly, SeqLenScale, Fixed64, Qwen3QKNorm, OLMo2QKNorm)}
 
 
 def _layer(name, *args, dtype=None):
@@ -200,6 +223,7 @@ ENTRIES = [
     # proof: hand-written torch layer, per head d_k^-½: ok (instance, class, float16 instance).
     L_("torch_layer_instance", functools.partial(_layer, "TorchMHA", 96, 8), "ok", torch=True, full=True),
     L_("torch_layer_class", functools.partial(_layer, "TorchMHA"), "ok", torch=True),
+    L_("torch_layer_out_only", functools.partial(_layer, "OutOnly"), "ok", torch=True),  # weights not returned
     L_("torch_layer_half_instance", functools.partial(_half, "TorchMHA"), "ok", torch=True),
     # proof: nn.MultiheadAttention computes softmax(q·kᵀ/√d_k) per head, both layouts, and in bfloat16.
     L_("torch_nn_mha_batch_first", functools.partial(_nn_mha, True), "ok", torch=True, full=True),
@@ -211,6 +235,10 @@ ENTRIES = [
     L_("torch_layer_d_model_instance", functools.partial(_layer, "DModelScale", 96, 8), "sqrt_d_model", torch=True),
     # proof: factor 1 per head.
     L_("torch_layer_no_scale_class", functools.partial(_layer, "NoScale"), "no_scale", torch=True),
+    # proof: head_dim^+½ per head.
+    L_("torch_layer_times_sqrt_dk_class", functools.partial(_layer, "TimesSqrtDk"), "times_sqrt_dk", torch=True),
+    # proof: 1/head_dim per head (muP).
+    L_("torch_layer_mup_class", functools.partial(_layer, "MuP"), "one_over_dk", torch=True),
     # proof: query.shape[1] of a batch-first input is L: factor L^-½.
     L_("torch_layer_seq_len_class", functools.partial(_layer, "SeqLenScale"), "wrong_axis", torch=True),
     # proof: 64^-½ at every size of the class, whatever d_k = E/H: a fixed head size.

@@ -7,6 +7,10 @@ QK-norm with RMS norm is written as Qwen3 / Gemma 3 do: RMSNorm (weight 1) on ea
 1/√d_k. Its gain on the unit vectors is √d_k (logits = √d_k·q̂·k̂), so no single g is asserted for it.
 Left out: QK-norm with a per-channel norm weight that is not uniform (the logits are then Σ γᵢ² q̂ᵢ k̂ᵢ, not
 g·q̂·k̂), soft-capping on top of a fixed scale (Gemma 2 with query_pre_attn_scalar: two codes at once).
+
+Cannot be told apart, so left out: a bias that depends on the query position only (b_i added to row i): a
+softmax is unchanged by adding a constant to a row, so it is the same function as no bias (`ok`), not
+`position_bias`.
 """
 
 from __future__ import annotations
@@ -43,6 +47,19 @@ def qk_rms_per_head(q, k, v):
     return w @ v, w
 
 
+def qk_rms_gain(q, k, v):
+    """RMSNorm with a uniform learned weight γ = 2.5 on q and k, then 1/√d_k: logits = γ²·q̂·k̂/√d_k."""
+    q, k = 2.5 * _rms(q), 2.5 * _rms(k)
+    return softmax(q @ kt(k) / math.sqrt(q.shape[-1])) @ v
+
+
+def qk_l2_float16(q, k, v):
+    """Cosine attention, gain 10, in float16."""
+    q, k, v = (np.asarray(a, dtype=np.float16) for a in (q, k, v))
+    w = softmax(np.float16(10.0) * (_l2(q, eps=1e-4) @ kt(_l2(k, eps=1e-4))))
+    return w @ v, w
+
+
 def soft_cap(cap):
     def fn(q, k, v):
         s = q @ kt(k) / math.sqrt(q.shape[-1])
@@ -71,6 +88,15 @@ def gpt_oss_sink_shared_out_only(q, k, v):
     return (e / (e.sum(-1, keepdims=True) + np.exp(0.5 - m))) @ v
 
 
+def softmax_one(q, k, v):
+    """"softmax1" / quiet attention: exp(z) / (1 + Σ exp(z)), z = q·kᵀ/√d_k (a sink logit of 0)."""
+    z = q @ kt(k) / math.sqrt(q.shape[-1])
+    m = np.maximum(z.max(-1, keepdims=True), 0.0)
+    e = np.exp(z - m)
+    w = e / (np.exp(-m) + e.sum(-1, keepdims=True))
+    return w @ v, w
+
+
 def alibi(q, k, v):
     """q, k, v: (B, H, L, d). Symmetric ALiBi: head h adds -m_h·|i - j|, m_h = 2^(-8h/H)."""
     B, H, L, d = q.shape
@@ -83,6 +109,13 @@ def alibi(q, k, v):
 
 
 _REL_TABLE = np.random.default_rng(1234).normal(0.0, 1.0, 17)  # a learned relative-position table, fixed
+
+
+def key_position_bias(q, k, v):
+    """A learned bias per key position (here -0.3·j): the same for every query and head."""
+    S = k.shape[-2]
+    w = softmax(q @ kt(k) / math.sqrt(q.shape[-1]) - 0.3 * np.arange(S))
+    return w @ v, w
 
 
 def relative_bias(q, k, v):
@@ -101,6 +134,10 @@ ENTRIES = [
     Entry("np_qk_l2_g4_out", qk_l2_gain_4_out_only, "qk_norm", F, measure=(("g", (4.0,), 1e-2),)),
     # proof: q, k RMS-normalised per row over d_k, then the standard 1/√d_k: qk_norm (Qwen3 style).
     Entry("np_qk_rms_per_head", qk_rms_per_head, "qk_norm", F, full=True),
+    # proof: q, k RMS-normalised over d_k with a uniform weight 2.5, then 1/√d_k: qk_norm (fixed gain).
+    Entry("np_qk_rms_gain_2_5", qk_rms_gain, "qk_norm", F),
+    # proof: 10·q̂·k̂ in float16: qk_norm g = 10 (half precision does not change a verdict).
+    Entry("np_qk_l2_float16", qk_l2_float16, "qk_norm", F, measure=(("g", (10.0,), 3e-2),)),
     # proof: s = q·kᵀ/√d_k, then 50·tanh(s/50) before the softmax (Gemma 2's cap).
     Entry("np_soft_cap_50", soft_cap(50.0), "soft_cap", F, measure=(("cap", (50.0,), 2e-2),)),
     # proof: the same with c = 30 (Grok-1's cap).
@@ -111,6 +148,10 @@ ENTRIES = [
     Entry("np_sink_per_head", gpt_oss_sink, "attention_sink", F, words=("sink",), full=True),
     # proof: e^z / (Σe^z + e^0.5), z = q·kᵀ/√d_k: one sink logit 0.5 in the denominator.
     Entry("np_sink_shared_out", gpt_oss_sink_shared_out_only, "attention_sink", F, words=("sink",)),
+    # proof: e^z / (1 + Σe^z), z = q·kᵀ/√d_k: a sink logit of 0 in the denominator.
+    Entry("np_softmax_one", softmax_one, "attention_sink", F, words=("sink",)),
+    # proof: q·kᵀ/√d_k − 0.3·j: an additive bias from the key position only.
+    Entry("np_key_position_bias", key_position_bias, "position_bias", F, words=("bias",)),
     # proof: q·kᵀ/√d_k − m_h·|i−j|: an additive bias that depends on positions and head only.
     Entry("np_alibi", alibi, "position_bias", F, words=("bias",), full=True),
     # proof: q·kᵀ/√d_k + T[clip(j−i)]: a bias from positions only.

@@ -108,6 +108,11 @@ def yarn_mscale(q, k, v):
     return _attend(q @ kt(k) * (YARN_MSCALE**2 / math.sqrt(q.shape[-1])), v)
 
 
+def tau_default_2(q, k, v, tau=2.0):
+    """tau: a temperature, not a mask; its default 2.0 halves every logit."""
+    return _attend(q @ kt(k) / (tau * math.sqrt(q.shape[-1])), v)
+
+
 def quarter_power(q, k, v):
     return _attend(q @ kt(k) / q.shape[-1] ** 0.25, v)
 
@@ -129,6 +134,14 @@ def scaled_values(q, k, v):
 
 def softmax_over_queries(q, k, v):
     w = softmax(q @ kt(k) / math.sqrt(q.shape[-1]), axis=-2)
+    return w @ v, w
+
+
+def softmax_whole_matrix(q, k, v):
+    """One softmax over every (query, key) pair of a head, not over each query's keys."""
+    z = q @ kt(k) / math.sqrt(q.shape[-1])
+    e = np.exp(z - z.max(axis=(-2, -1), keepdims=True))
+    w = e / e.sum(axis=(-2, -1), keepdims=True)
     return w @ v, w
 
 
@@ -242,6 +255,8 @@ ENTRIES = [
           measure=(("head size or factor", (144.0, 1 / 12), 1e-2),)),
     # proof: factor m/√d_k with m = YaRN mscale² = 1.8133 at every d_k.
     Entry("np_yarn_mscale", yarn_mscale, "constant_multiple", F, measure=(("m", (YARN_MSCALE**2,), 1e-2),), full=True),
+    # proof: tau (not a mask) left at its default 2.0: factor 0.5/√d_k, a fixed multiple m = 0.5.
+    Entry("np_tau_default_2", tau_default_2, "constant_multiple", F, measure=(("m", (0.5,), 1e-2),)),
     # proof: factor d_k^-¼: follows d_k, but as no power or multiple in the table.
     Entry("np_quarter_power", quarter_power, "wrong_scale", F, full=True),
     # proof: factor 1/ln d_k: follows d_k, matches no code in the table.
@@ -252,6 +267,8 @@ ENTRIES = [
     Entry("np_scaled_values", scaled_values, "scaled_values", F, full=True),
     # proof: softmax over axis -2 (the queries): columns sum to 1, not rows.
     Entry("np_softmax_over_queries", softmax_over_queries, "not_attention", F, full=True),
+    # proof: one softmax over the whole (L, S) matrix: each row sums to its share, not to 1.
+    Entry("np_softmax_whole_matrix", softmax_whole_matrix, "not_attention", F),
     # proof: softmax of (z/√d)²: log-weights are quadratic in q·k, not linear.
     Entry("np_squared_logits", squared_logits, "not_attention", F),
     # proof: relu(z)/sum: weights are not exp of anything linear in q·k.

@@ -24,6 +24,12 @@ def einsum_4d(q, k, v):
     return np.einsum("bhls,bhsd->bhld", w, v)
 
 
+def three_d_only(q, k, v):
+    """(batch, L, d) arrays only."""
+    w = softmax(np.einsum("bld,bsd->bls", q, k) / math.sqrt(q.shape[2]))
+    return np.einsum("bls,bsd->bld", w, v)
+
+
 def two_d_only(q, k, v):
     """(L, d) arrays only: q @ k.T."""
     w = softmax(q @ k.T / np.sqrt(k.shape[1]))
@@ -187,6 +193,7 @@ F = "numpy_correct"
 ENTRIES = [
     Entry("np_matmul_swapaxes", matmul_swapaxes, "ok", F, full=True),
     Entry("np_einsum_4d", einsum_4d, "ok", F),  # 4-D only: B, H, L, d = q.shape; /√d
+    Entry("np_three_d_only", three_d_only, "ok", F),  # (B, L, d) einsum, q.shape[2] is d_k there
     Entry("np_two_d_only", two_d_only, "ok", F),  # q @ k.T / √(k.shape[1]); 2-D so k.shape[1] is d_k
     Entry("np_scale_q_first", matmul_scale_q_first, "ok", F),  # (q·d^-½)·kᵀ = q·kᵀ/√d
     Entry("np_scale_split_q_k", scale_split_over_q_and_k, "ok", F),  # (q d^-¼)·(k d^-¼)ᵀ = q·kᵀ/√d

@@ -39,6 +39,27 @@ def einsum(q, k, v):
     return torch.einsum("...ls,...sd->...ld", w, v)
 
 
+def two_d_only(q, k, v):
+    """(L, d) tensors only: q @ k.T."""
+    torch, _ = _torch()
+    return torch.softmax(q @ k.T / math.sqrt(k.shape[1]), dim=1) @ v
+
+
+def bmm_3d(q, k, v):
+    """(batch, L, d) tensors only: torch.bmm."""
+    torch, _ = _torch()
+    w = torch.softmax(torch.bmm(q, k.transpose(1, 2)) / math.sqrt(q.size(2)), dim=2)
+    return torch.bmm(w, v), w
+
+
+def bf16_softmax_in_float32(q, k, v):
+    """bfloat16 matmuls, softmax upcast to float32 (as most LLM code does), weights cast back to bfloat16."""
+    torch, _ = _torch()
+    q, k, v = q.bfloat16(), k.bfloat16(), v.bfloat16()
+    w = torch.softmax((q @ _kt(k)) * q.size(-1) ** -0.5, dim=-1, dtype=torch.float32).to(q.dtype)
+    return w @ v, w
+
+
 def sdpa(q, k, v):
     _, F = _torch()
     return F.scaled_dot_product_attention(q, k, v)
@@ -187,6 +208,11 @@ def softmax_dim_minus_2(q, k, v):
     return w @ v, w
 
 
+def sqrt_dk_plus_one(q, k, v):
+    _, F = _torch()
+    return F.scaled_dot_product_attention(q, k, v, scale=1.0 / (math.sqrt(q.size(-1)) + 1.0))
+
+
 def fixed_128_sdpa(q, k, v):
     _, F = _torch()
     return F.scaled_dot_product_attention(q, k, v, scale=128**-0.5)
@@ -209,6 +235,15 @@ def masked_fill_1e9(q, k, v, mask=None):
     z = q @ _kt(k) / math.sqrt(q.size(-1))
     if mask is not None:
         z = z.masked_fill(~mask, -1e9)
+    return torch.softmax(z, dim=-1) @ v
+
+
+def where_1e9(q, k, v, mask=None):
+    """mask: True = may attend. torch.where with -1e9 in the input dtype: -inf in float16, silently."""
+    torch, _ = _torch()
+    z = q @ _kt(k) / math.sqrt(q.size(-1))
+    if mask is not None:
+        z = torch.where(mask, z, -1e9)
     return torch.softmax(z, dim=-1) @ v
 
 
@@ -278,6 +313,15 @@ def soft_cap(cap):
     return fn
 
 
+def soft_cap_bf16(q, k, v):
+    """Gemma 2's cap (50) with bfloat16 matmuls and a float32 softmax."""
+    torch, _ = _torch()
+    q, k, v = q.bfloat16(), k.bfloat16(), v.bfloat16()
+    s = (q @ _kt(k)).float() * q.size(-1) ** -0.5
+    w = torch.softmax(50.0 * torch.tanh(s / 50.0), dim=-1).to(q.dtype)
+    return w @ v
+
+
 def gpt_oss_sink(q, k, v):
     """gpt-oss's sdpa: q, k, v (B, H, L, d); a learned sink logit per head joins the softmax, then is dropped."""
     torch, _ = _torch()
@@ -288,6 +332,17 @@ def gpt_oss_sink(q, k, v):
     z = z - z.max(dim=-1, keepdim=True).values
     w = torch.softmax(z, dim=-1)[..., :-1]
     return w @ v
+
+
+def gpt_oss_sink_bf16(q, k, v):
+    """The same sink attention in bfloat16 (gpt-oss runs in bfloat16), weights returned."""
+    torch, _ = _torch()
+    q, k, v = q.bfloat16(), k.bfloat16(), v.bfloat16()
+    B, H, L, d = q.shape
+    sinks = torch.linspace(-0.5, 2.0, H).to(q.dtype)
+    z = torch.cat([q @ _kt(k) * d**-0.5, sinks.reshape(1, H, 1, 1).expand(B, H, L, 1)], dim=-1)
+    w = torch.softmax(z.float(), dim=-1)[..., :-1].to(q.dtype)
+    return w @ v, w
 
 
 def alibi_sdpa(q, k, v):
@@ -337,6 +392,9 @@ ENTRIES = [
     T("torch_matmul", matmul, "ok", full=True),
     T("torch_einsum", einsum, "ok"),
     T("torch_sdpa", sdpa, "ok"),
+    T("torch_two_d_only", two_d_only, "ok"),  # (L, d) only: k.T is kᵀ there; / √(k.shape[1]) = √d_k
+    T("torch_bmm_3d", bmm_3d, "ok"),  # (B, L, d) only: q.size(2) is d_k there
+    T("torch_bf16_softmax_f32", bf16_softmax_in_float32, "ok"),  # bfloat16 + float32 softmax, same formula
     T("torch_sdpa_builtin", _sdpa_builtin, "ok", make=True),  # F.scaled_dot_product_attention itself
     T("torch_sdpa_mask", sdpa_mask, "ok", full=True),  # boolean attn_mask: True takes part
     T("torch_masked_fill_inf_safe", masked_fill_inf_safe, "ok"),  # -inf on ~mask, NaN rows → 0
@@ -371,6 +429,8 @@ ENTRIES = [
     T("torch_scaled_values", scaled_values, "scaled_values"),
     # proof: softmax over dim -2 (queries).
     T("torch_softmax_dim_-2", softmax_dim_minus_2, "not_attention"),
+    # proof: SDPA scale 1/(√d_k + 1): follows d_k, matches no code of the table.
+    T("torch_sqrt_dk_plus_one", sqrt_dk_plus_one, "wrong_scale"),
     # proof: SDPA scale 128^-½ at every d_k: a fixed head size.
     T("torch_fixed_128", fixed_128_sdpa, "fixed_scale", measure=(("head size or factor", (128.0, 128**-0.5), 1e-2),)),
     # proof: SDPA scale m·d_k^-½, m = mscale² = 1.8739 fixed.
@@ -379,6 +439,9 @@ ENTRIES = [
     # proof: masked_fill(~mask, -1e9) in the input dtype: fine in float32/64, torch raises "value cannot be
     # converted to type at::Half without overflow" on float16: the finite fill overflows in half precision.
     T("torch_masked_fill_1e9", masked_fill_1e9, "mask_overflow", full=True),
+    # proof: torch.where(mask, z, -1e9) in the input dtype: -1e9 is -inf in float16, so a fully masked row is
+    # NaN there while float32/64 give uniform weights: the finite fill overflows.
+    T("torch_where_1e9", where_1e9, "mask_overflow"),
     # proof: SDPA with a float attn_mask ADDS it: +1 on open keys, +0 on blocked ones.
     T("torch_sdpa_mask_as_float", sdpa_mask_as_float, "mask_added_boolean", full=True),
     # proof: softmax(z) * mask, not renormalised.
@@ -397,6 +460,10 @@ ENTRIES = [
     T("torch_soft_cap_50", soft_cap(50.0), "soft_cap", measure=(("cap", (50.0,), 2e-2),), full=True),
     # proof: 30·tanh(s/30) (Grok-1).
     T("torch_soft_cap_30", soft_cap(30.0), "soft_cap", measure=(("cap", (30.0,), 2e-2),)),
+    # proof: 50·tanh((q·kᵀ/√d_k)/50) with bfloat16 inputs (half precision does not change a verdict).
+    T("torch_soft_cap_50_bf16", soft_cap_bf16, "soft_cap", measure=(("cap", (50.0,), 5e-2),)),
+    # proof: the gpt-oss sink in bfloat16.
+    T("torch_sink_bf16", gpt_oss_sink_bf16, "attention_sink", words=("sink",)),
     # proof: a per-head sink logit in the softmax's denominator, column dropped; q·kᵀ·d^-½.
     T("torch_sink", gpt_oss_sink, "attention_sink", words=("sink",), full=True),
     # proof: q·kᵀ/√d_k − m_h·|i−j| (SDPA adds the float mask).
