@@ -71,7 +71,7 @@ def fit_soft_cap(z, w, tiny, cap=None):
 
     grid = np.geomspace(1e-3, 30.0, 80) / spread
     best = min(grid, key=lambda b: residual(b)[0])
-    for width in (1.3, 1.03, 1.003, 1.0003, 1.00003):  # refine around the best point, narrower each time
+    for width in (1.3, 1.03, 1.003, 1.0003, 1.00003, 1.000003):  # refine around the best point, narrower each time
         grid = np.geomspace(best / width, best * width, 21)
         best = min(grid, key=lambda b: residual(b)[0])
     rel, a = residual(best)

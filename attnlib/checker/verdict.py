@@ -114,6 +114,7 @@ def _sink(probes, rel):
     masses, first = [], None
     for p in probes:
         sums = p["_w"].sum(-1)
+        sums = sums[sums > 0]
         if not np.all(sums < 1):
             return None
         sigma = sink_logits(p["_z"], p["_w"], p["c"])
