@@ -113,15 +113,17 @@ def fit_bias(z, w, tiny):
 
 
 def alibi_slopes(bias):
-    """Per-head slopes m if bias (..., H, L, S) is −m·|i − j| (keys and queries at positions 0, 1, ...), else None."""
+    """Per-head slopes m (..., H) if bias (..., H, L, S) is −m·|i − j| up to a row constant (queries at
+    positions 0..L-1, or L-S.. when they are the last L of the keys), else None."""
     L, S = bias.shape[-2:]
-    dist = -np.abs(np.arange(L)[:, None] - np.arange(S)[None, :]).astype(float)
+    known = ~np.isnan(bias)
+    b = np.where(known, bias, 0.0)
     for offset in (0, S - L):
-        f = -np.abs(np.arange(L)[:, None] + offset - np.arange(S)[None, :]).astype(float) if offset else dist
-        b = np.nan_to_num(bias)
-        fc = np.where(np.isnan(bias), 0.0, f - np.nanmean(np.where(np.isnan(bias), np.nan, f), -1, keepdims=True))
-        m = (fc * b).sum((-1, -2)) / np.maximum((fc * fc).sum((-1, -2)), 1e-300)
-        if np.abs(b - m[..., None, None] * fc).max() <= 1e-3 * max(1.0, np.abs(b).max()):
+        f = -np.abs(np.arange(L)[:, None] + offset - np.arange(S)[None, :]).astype(float)
+        f = np.where(known, f, 0.0)
+        f = np.where(known, f - f.sum(-1, keepdims=True) / np.maximum(known.sum(-1, keepdims=True), 1), 0.0)
+        m = (f * b).sum((-1, -2)) / np.maximum((f * f).sum((-1, -2)), 1e-300)
+        if np.abs(b - m[..., None, None] * f).max() <= 1e-3 * max(1.0, np.abs(b).max()):
             return m
     return None
 

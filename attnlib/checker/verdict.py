@@ -77,7 +77,7 @@ def _report(code, message, probes, notes, **kw):
     return AttentionReport(code, message, scale, public, notes, **kw)
 
 
-def _structure(probes, ftol):
+def _structure(probes):
     """Why the output is not a weighted average over keys at all, or None."""
     for p in probes:
         if not p["linear"]:
@@ -109,21 +109,22 @@ def _qk_norm(probes, ftol, rel):
 
 
 def _sink(probes, rel):
-    """(sink mass per probe (min, max), sink logits of the first probe per head) when rows sum below 1 with
-    one sink logit per head, else None."""
+    """((min, max) sink mass, the first probe's sink logit per head) when every live row sums below 1 and one
+    sink logit per head explains all of them, else None. Weights (..., H, L, S) are grouped by head."""
     masses, first = [], None
     for p in probes:
         sums = p["_w"].sum(-1)
-        sums = sums[sums > 0]
-        if not np.all(sums < 1):
+        live = sums > 0  # rows with no open key (masked inside fn) say nothing about a sink
+        if not np.all(sums[live] < 1):
             return None
-        sigma = sink_logits(p["_z"], p["_w"], p["c"])
-        groups = sigma.reshape(sigma.shape[0], sigma.shape[1], -1) if sigma.ndim >= 3 else sigma.reshape(1, 1, -1)
-        per_head = np.moveaxis(groups, 1, 0).reshape(groups.shape[1], -1)  # (H, B·L)
-        if np.abs(per_head - per_head.mean(-1, keepdims=True)).max() > max(1e-6, 10 * rel):
+        sigma = np.where(live, sink_logits(p["_z"], p["_w"], p["c"]), np.nan)
+        heads = sigma.shape[1] if sigma.ndim >= 3 else 1
+        per_head = np.moveaxis(sigma.reshape(-1, heads, sigma.shape[-1]), 1, 0).reshape(heads, -1)  # (H, B·L)
+        centre = np.nanmean(per_head, -1, keepdims=True)
+        if np.nanmax(np.abs(per_head - centre)) > max(1e-6, 10 * rel):
             return None
-        masses += [float(1 - sums.max()), float(1 - sums.min())]
-        first = per_head.mean(-1) if first is None else first
+        masses += [float(1 - sums[live].max()), float(1 - sums[live].min())]
+        first = centre[:, 0] if first is None else first
     return (min(masses), max(masses)), list(first)
 
 
@@ -134,38 +135,18 @@ def decide(probes, notes, caller=None, widths=(), draws=None) -> AttentionReport
     widths : model widths the probes used; draws : (z, w) stacked over redraws at one shape, or None.
     """
     ftol, rel = tolerances(probes)
-    why = _structure(probes, ftol)
+    why = _structure(probes)
     if why:
         return _report("not_attention", why, probes, notes)
-    measured = {}
-    linear = all(p["residual"] is not None and p["residual"] <= ftol for p in probes)
-    cap = _stretched_cap(probes, caller, ftol) if linear else _base_cap(probes, ftol)
-    if cap is not None and not _refit_capped(probes, cap, ftol):
-        return _report("not_attention", "at large logits the weights bend away from softmax(c·q·k) and fit no "
-                       "soft cap c·tanh(s/c)", probes, notes)
-    if not linear and cap is None:
-        qk = _qk_norm(probes, ftol, rel)
-        if qk is not None:
-            gs, whole, rule = qk
-            measured.update(g={p["d_k"]: g for p, g in zip(probes, gs, strict=True)}, bound="|logit| ≤ g")
-            return _report("qk_norm", say.qk_norm_message([(p["d_k"], g) for p, g in
-                                                           zip(say.unique_dk(probes), gs, strict=False)], whole, rule),
-                           probes, notes, measured=measured)
-        biased = _bias(probes, draws, ftol, rel, notes)
-        if biased is not None:
-            return biased
-        worst = max(probes, key=lambda p: p["residual"] or 0)
-        if worst["residual"] is None:
-            return _report("not_attention", "every row put all its weight on one key: not a softmax of scaled q·k",
-                           probes, notes)
-        return _report("not_attention", f"log-weights are not a linear function of q·k (relative misfit "
-                       f"{fmt(worst['residual'])} at d_k = {worst['d_k']}), nor of cos(q, k) (QK-norm), nor a soft "
-                       "cap of it, nor q·k plus a fixed position bias: not softmax(c·q·kᵀ)", probes, notes)
+    cap, report = _logit_model(probes, notes, caller, draws, ftol, rel)
+    if report is not None:
+        return report
     bad = next((p for p in probes if p["c"] <= 0), None)
     if bad:
         return _report("not_attention", f"the weights fall as q·k rises (measured factor {fmt(bad['c'])})",
                        probes, notes)
     logit_diag, label, also = match_scale(probes, widths, rel)
+    measured = {}
     if not all(p["rows_constant"] for p in probes):
         sink = _sink(probes, rel)
         if sink is None:
@@ -183,6 +164,37 @@ def decide(probes, notes, caller=None, widths=(), draws=None) -> AttentionReport
             return _report("soft_cap", say.soft_cap_message(cap, probes), probes, notes, measured=measured)
         notes.append(f"the logits are soft-capped at c = {fmt(cap)}")
     return _placement(probes, notes, caller, logit_diag, label, also, measured, rel)
+
+
+def _logit_model(probes, notes, caller, draws, ftol, rel):
+    """(soft cap or None, report or None): which function of q and k the log-weights follow.
+
+    softmax(c·q·k) (then large logits decide whether a cap bends it), else a soft cap, QK-norm's g·cos(q, k),
+    or c·q·k plus a fixed bias; none of them -> a not_attention report.
+    """
+    linear = all(p["residual"] is not None and p["residual"] <= ftol for p in probes)
+    cap = _stretched_cap(probes, caller, ftol) if linear else _base_cap(probes, ftol)
+    if cap is not None and not _refit_capped(probes, cap, ftol):
+        return None, _report("not_attention", "at large logits the weights bend away from softmax(c·q·k) and fit "
+                             "no soft cap c·tanh(s/c)", probes, notes)
+    if linear or cap is not None:
+        return cap, None
+    qk = _qk_norm(probes, ftol, rel)
+    if qk is not None:
+        gs, whole, rule = qk
+        per_dk = {p["d_k"]: g for p, g in zip(probes, gs, strict=True)}
+        return None, _report("qk_norm", say.qk_norm_message(list(per_dk.items()), whole, rule), probes, notes,
+                             measured={"g": per_dk, "bound": "|logit| ≤ g"})
+    biased = _bias(probes, draws, ftol, rel, notes)
+    if biased is not None:
+        return None, biased
+    worst = max(probes, key=lambda p: p["residual"] or 0)
+    if worst["residual"] is None:
+        return None, _report("not_attention", "every row put all its weight on one key: not a softmax of scaled q·k",
+                             probes, notes)
+    return None, _report("not_attention", f"log-weights are not a linear function of q·k (relative misfit "
+                         f"{fmt(worst['residual'])} at d_k = {worst['d_k']}), nor of cos(q, k) (QK-norm), nor a "
+                         "soft cap of it, nor q·k plus a fixed position bias: not softmax(c·q·kᵀ)", probes, notes)
 
 
 def _stretched_cap(probes, caller, ftol):
