@@ -70,6 +70,25 @@ def soft_cap(cap):
     return fn
 
 
+def soft_cap_masked(q, k, v, mask=None):
+    """Cap 30, then mask: True = may attend."""
+    s = 30.0 * np.tanh(q @ kt(k) / math.sqrt(q.shape[-1]) / 30.0)
+    if mask is not None:
+        s = np.where(mask, s, -np.inf)
+    w = softmax(s)
+    return w @ v, w
+
+
+def gpt_oss_sink_masked(q, k, v, mask=None):
+    """One sink logit (1.0) per row's softmax; mask True = may attend (a fully masked row gives all to the sink)."""
+    z = q @ kt(k) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        z = np.where(mask, z, -np.inf)
+    sink = np.full(z.shape[:-1] + (1,), 1.0)
+    w = softmax(np.concatenate([z, sink], axis=-1))[..., :-1]
+    return w @ v, w
+
+
 def gpt_oss_sink(q, k, v):
     """q, k, v: (B, H, L, d). One learned sink logit per head joins each row's softmax, then is dropped."""
     B, H, L, d = q.shape
@@ -144,6 +163,11 @@ ENTRIES = [
     Entry("np_soft_cap_30", soft_cap(30.0), "soft_cap", F, measure=(("cap", (30.0,), 2e-2),), full=True),
     # proof: the same with c = 5 (a tight cap).
     Entry("np_soft_cap_5", soft_cap(5.0), "soft_cap", F, measure=(("cap", (5.0,), 2e-2),)),
+    # proof: 30·tanh(s/30), then where(mask, ·, -inf) with True = may attend: soft_cap, masking correct.
+    Entry("np_soft_cap_masked", soft_cap_masked, "soft_cap", F, measure=(("cap", (30.0,), 2e-2),)),
+    # proof: softmax over [where(mask, q·kᵀ/√d_k, -inf), 1.0], sink dropped: a sink, masking correct (the open
+    # entries sum to 1 minus the sink's share, as in an unmasked row).
+    Entry("np_sink_masked", gpt_oss_sink_masked, "attention_sink", F, words=("sink",)),
     # proof: softmax over [q·kᵀ/√d_k, sink_h], sink column dropped: rows sum below 1 by the sink's share.
     Entry("np_sink_per_head", gpt_oss_sink, "attention_sink", F, words=("sink",), full=True),
     # proof: e^z / (Σe^z + e^0.5), z = q·kᵀ/√d_k: one sink logit 0.5 in the denominator.

@@ -93,6 +93,11 @@ def fixed_128(q, k, v):
     return _attend(q @ kt(k) / math.sqrt(128), v)  # hard-coded head size 128
 
 
+def scale_default_0125(q, k, v, scale=0.125):
+    """scale: not a mask; its default is a hard-coded 1/√64."""
+    return _attend(q @ kt(k) * scale, v)
+
+
 QUERY_PRE_ATTN_SCALAR = 144  # Gemma 2 27B: d_model / num_heads = 4608 / 32, while its head_dim is 128
 
 
@@ -250,6 +255,9 @@ ENTRIES = [
     Entry("np_fixed_64", fixed_64, "fixed_scale", F, measure=(("head size or factor", (64.0, 0.125), 1e-2),), full=True),
     # proof: factor 128^-½ at every d_k.
     Entry("np_fixed_128", fixed_128, "fixed_scale", F, measure=(("head size or factor", (128.0, 128**-0.5), 1e-2),)),
+    # proof: scale (not a mask) left at its default 0.125 = 64^-½ at every d_k: a fixed head size of 64.
+    Entry("np_scale_default_0125", scale_default_0125, "fixed_scale", F,
+          measure=(("head size or factor", (64.0, 0.125), 1e-2),)),
     # proof: q · 144^-½ (a config constant), factor 1/12 at every d_k.
     Entry("np_gemma_query_pre_attn_scalar", gemma_query_pre_attn_scalar, "fixed_scale", F,
           measure=(("head size or factor", (144.0, 1 / 12), 1e-2),)),

@@ -137,6 +137,26 @@ def mask_fill_1e4(q, k, v, mask=None):
     return w @ v, w
 
 
+def mask_2d_only(q, k, v, mask=None):
+    """mask: (L, S) only, True = may attend."""
+    z = q @ kt(k) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        if mask.ndim != 2:
+            raise ValueError("mask must be (L, S)")
+        z = np.where(mask, z, -np.inf)
+    return softmax(z) @ v
+
+
+def flash_style(q, k, v, softmax_scale=None, causal=False):
+    """flash-attn's argument names: softmax_scale (None = 1/√d), causal."""
+    if softmax_scale is None:
+        softmax_scale = q.shape[-1] ** -0.5
+    z = q @ kt(k) * softmax_scale
+    if causal:
+        z = np.where(np.tril(np.ones(z.shape[-2:], dtype=bool)), z, -np.inf)
+    return softmax(z) @ v
+
+
 def keyword_attn_mask(q, k, v, *, attn_mask=None):
     """attn_mask (keyword only): True = may attend."""
     z = q @ kt(k) / math.sqrt(q.shape[-1])
@@ -208,6 +228,8 @@ ENTRIES = [
     Entry("np_mask_f32_fill_1e9", mask_float32_fill_1e9, "ok", F),  # -1e9 in float32: masked weight exactly 0
     Entry("np_mask_float16_inf", mask_float16_inf, "ok", F),  # float16 where(-inf) + guarded softmax
     Entry("np_mask_fill_1e4", mask_fill_1e4, "ok", F),  # -1e4 fits float16; blocked weight exactly 0 in every dtype
+    Entry("np_mask_2d_only", mask_2d_only, "ok", F),  # accepts only an (L, S) mask, same where
+    Entry("np_flash_style", flash_style, "ok", F),  # softmax_scale=None → d^-½, causal=False
     Entry("np_kw_attn_mask", keyword_attn_mask, "ok", F),  # attn_mask named a mask, True = attend
     Entry("np_tau", tau_param, "ok", F, full=True),  # tau=1.0 left at default: z/(1·√d)
     Entry("np_temp", temp_param, "ok", F),  # temp=1.0 at default

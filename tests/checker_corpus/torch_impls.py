@@ -110,6 +110,12 @@ def sdpa_half_cast_back(q, k, v):
     return F.scaled_dot_product_attention(q.half(), k.half(), v.half()).to(q.dtype)
 
 
+def sdpa_mask_half(q, k, v, mask=None):
+    """SDPA in float16 with a boolean mask (True = may attend), output cast back."""
+    _, F = _torch()
+    return F.scaled_dot_product_attention(q.half(), k.half(), v.half(), attn_mask=mask).to(q.dtype)
+
+
 def sdpa_bfloat16(q, k, v):
     _, F = _torch()
     return F.scaled_dot_product_attention(q.bfloat16(), k.bfloat16(), v.bfloat16())
@@ -287,6 +293,13 @@ def qk_normalize_sdpa_10(q, k, v):
     return F.scaled_dot_product_attention(F.normalize(q, dim=-1), F.normalize(k, dim=-1), v, scale=10.0)
 
 
+def qk_normalize_masked(q, k, v, mask=None):
+    """F.normalize q and k, SDPA with scale 10 and a boolean mask (True = may attend)."""
+    _, F = _torch()
+    return F.scaled_dot_product_attention(F.normalize(q, dim=-1), F.normalize(k, dim=-1), v, attn_mask=mask,
+                                          scale=10.0)
+
+
 def qk_rms_norm(q, k, v):
     """Qwen3: RMSNorm (weight 1) on each head's q and k, then SDPA's 1/√d_k."""
     _, F = _torch()
@@ -365,6 +378,13 @@ def blhd_layout(q, k, v):
     return out.transpose(1, 2)
 
 
+def blhd_einsum(q, k, v):
+    """q, k, v: (batch, L, heads, d)."""
+    torch, _ = _torch()
+    w = torch.einsum("blhd,bshd->bhls", q, k).div(q.size(-1) ** 0.5).softmax(-1)
+    return torch.einsum("bhls,bshd->blhd", w, v)
+
+
 def head_first_merged(q, k, v):
     """q, k, v: (batch, heads, L, d); returns (batch, L, heads·d_v) with the heads merged."""
     _, F = _torch()
@@ -402,7 +422,8 @@ ENTRIES = [
     T("torch_half", half, "ok", full=True),  # the same formula in float16
     T("torch_bfloat16", bfloat16, "ok", full=True),  # the same formula in bfloat16
     T("torch_sdpa_half_cast_back", sdpa_half_cast_back, "ok"),  # SDPA in float16, output cast back
-    T("torch_sdpa_bfloat16", sdpa_bfloat16, "ok"),  # SDPA in bfloat16
+    T("torch_sdpa_bfloat16", sdpa_bfloat16, "ok"),
+    T("torch_sdpa_mask_half", sdpa_mask_half, "ok"),  # SDPA in float16 with the boolean mask  # SDPA in bfloat16
     T("torch_float32", float32, "ok"),
     T("torch_dropout_p", dropout_p_param, "ok"),  # dropout_p=0.0 left at default: no dropout
     T("torch_is_causal", is_causal_param, "ok"),  # is_causal=False left at default: no mask
@@ -452,6 +473,8 @@ ENTRIES = [
     T("torch_masked_fill_inverted", masked_fill_inverted, "mask_inverted"),
     # proof: logits = 10·q̂·k̂ (F.normalize is L2 over d_k): qk_norm g = 10.
     T("torch_qk_normalize_sdpa_10", qk_normalize_sdpa_10, "qk_norm", measure=(("g", (10.0,), 1e-2),), full=True),
+    # proof: 10·q̂·k̂ with a boolean mask taken as SDPA does (True = may attend): qk_norm g = 10.
+    T("torch_qk_normalize_masked", qk_normalize_masked, "qk_norm", measure=(("g", (10.0,), 1e-2),)),
     # proof: RMS-normalised q, k per head, then d_k^-½: qk_norm.
     T("torch_qk_rms_norm", qk_rms_norm, "qk_norm"),
     # proof: 10·q̂·k̂ in float16: qk_norm g = 10.
@@ -471,6 +494,9 @@ ENTRIES = [
     # proof: expects (B, L, H, d): on (B, H, L, d) probes the transposed batch axes (L vs S) cannot broadcast,
     # and 3-D / 2-D inputs fail the same way or have no axis 2: raises on every probe (a layout error).
     T("torch_blhd_layout", blhd_layout, "error", words=LAYOUT_WORDS),
+    # proof: einsum over (B, L, H, d): on (B, H, L, d) probes L ≠ S clash on the "h" axis; other ranks do not
+    # fit the subscripts: raises on every probe (a layout error).
+    T("torch_blhd_einsum", blhd_einsum, "error", words=LAYOUT_WORDS),
     # proof: 4-D only, returns (B, L, H·d_v) (a layout error).
     T("torch_head_first_merged", head_first_merged, "error", words=LAYOUT_WORDS),
 ]
