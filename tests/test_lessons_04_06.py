@@ -420,6 +420,19 @@ def test_lesson_06_torch_multihead_attention_default_logit_variance():
         assert init_std((3 * e, e), "xavier_uniform") ** 2 == pytest.approx(bound_sq / 3)
 
 
+def test_lesson_06_multihead_attention_separate_path_logit_variance():
+    # kdim ≠ embed_dim: torch draws q_proj_weight (E, E) and k_proj_weight (E, kdim) separately (issue 20)
+    from attnlib import init_std
+
+    for e, kdim in ((512, 256), (768, 64), (256, 1024)):
+        sigma_q_sq = e * 6.0 / (2 * e) / 3  # U(±√(6/(E+E))), E unit-variance inputs
+        sigma_k_sq = kdim * 6.0 / (e + kdim) / 3
+        assert sigma_q_sq == pytest.approx(1.0) and sigma_k_sq == pytest.approx(2 * kdim / (e + kdim))
+        assert e * init_std((e, e), "xavier_uniform") ** 2 == pytest.approx(sigma_q_sq)
+        assert kdim * init_std((e, kdim), "xavier_uniform") ** 2 == pytest.approx(sigma_k_sq)
+    assert 2 * 256 / (512 + 256) == pytest.approx(2 / 3)  # the lesson's example, kdim = E/2
+
+
 def test_lesson_04_init_rules_match_real_torch():
     """Lesson 04's init rows are attnlib's copies of torch's rules. Where torch is installed, check the copies against
     torch's own modules (torch is not a dependency of the course: without it the test is skipped)."""
