@@ -472,7 +472,8 @@ def at_scale_small_multiples(raw, d_ks):
             if j:
                 ax.set_ylabel("")
     axes[0, 0].legend(fontsize=10, loc="upper left")
-    fig.suptitle("Unscaled rows pile up at max-prob 1 with vanishing gradients; scaled rows do not move\n"
+    # a description of what is drawn, not a claim about the data (a lesson states its finding in its own title)
+    fig.suptitle("Per row: max-probability (top) and gradient norm to the query (bottom), unscaled vs scaled ÷√d_k\n"
                  "(gradient norms below 10⁻²⁴ are drawn at −24)")
     return fig
 
