@@ -60,6 +60,14 @@ def bf16_softmax_in_float32(q, k, v):
     return w @ v, w
 
 
+def baddbmm_3d(q, k, v):
+    """(batch, L, d) only: the scale as baddbmm's alpha (as in Hugging Face's older attention code)."""
+    torch, _ = _torch()
+    B, L, d = q.shape
+    z = torch.baddbmm(torch.empty(B, L, k.size(1), dtype=q.dtype), q, k.transpose(1, 2), beta=0.0, alpha=d**-0.5)
+    return torch.softmax(z, dim=-1) @ v
+
+
 def sdpa(q, k, v):
     _, F = _torch()
     return F.scaled_dot_product_attention(q, k, v)
@@ -189,6 +197,15 @@ def axis_dv(q, k, v):
     torch, _ = _torch()
     w = torch.softmax(q @ _kt(k) / math.sqrt(v.size(-1)), dim=-1)
     return w @ v, w
+
+
+def gpt2_value_size(q, k, v):
+    """Hugging Face GPT-2's line: attn_weights / torch.full([], value.size(-1) ** 0.5)."""
+    torch, _ = _torch()
+    z = torch.matmul(q, k.transpose(-1, -2))
+    z = z / torch.full([], v.size(-1) ** 0.5, dtype=z.dtype)
+    w = torch.nn.functional.softmax(z, dim=-1)
+    return torch.matmul(w, v), w
 
 
 def axis_L_sdpa(q, k, v):
@@ -412,6 +429,7 @@ ENTRIES = [
     T("torch_matmul", matmul, "ok", full=True),
     T("torch_einsum", einsum, "ok"),
     T("torch_sdpa", sdpa, "ok"),
+    T("torch_baddbmm_3d", baddbmm_3d, "ok"),  # alpha = d^-½ with beta = 0: q·kᵀ/√d_k
     T("torch_two_d_only", two_d_only, "ok"),  # (L, d) only: k.T is kᵀ there; / √(k.shape[1]) = √d_k
     T("torch_bmm_3d", bmm_3d, "ok"),  # (B, L, d) only: q.size(2) is d_k there
     T("torch_bf16_softmax_f32", bf16_softmax_in_float32, "ok"),  # bfloat16 + float32 softmax, same formula
@@ -442,6 +460,8 @@ ENTRIES = [
     T("torch_sqrt_d_model_bf16", sqrt_d_model_bf16, "sqrt_d_model"),
     # proof: / √d_v.
     T("torch_axis_dv", axis_dv, "wrong_axis"),
+    # proof: / √(value.size(-1)) = √d_v (harmless in GPT-2 where d_v = d_k; here d_v ≠ d_k).
+    T("torch_gpt2_value_size", gpt2_value_size, "wrong_axis"),
     # proof: SDPA scale L^-½ (q.size(-2) is the query count).
     T("torch_axis_L_sdpa", axis_L_sdpa, "wrong_axis"),
     # proof: softmax(z)/√d_k returned as the weights: rows sum to d_k^-½.
