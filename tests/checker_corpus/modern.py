@@ -167,7 +167,7 @@ ENTRIES = [
     Entry("np_soft_cap_masked", soft_cap_masked, "soft_cap", F, measure=(("cap", (30.0,), 2e-2),)),
     # proof: softmax over [where(mask, q·kᵀ/√d_k, -inf), 1.0], sink dropped: a sink, masking correct (the open
     # entries sum to 1 minus the sink's share, as in an unmasked row).
-    Entry("np_sink_masked", gpt_oss_sink_masked, "attention_sink", F, words=("sink",)),
+    Entry("np_sink_masked", gpt_oss_sink_masked, "attention_sink", F, words=("sink",), full=True),
     # proof: softmax over [q·kᵀ/√d_k, sink_h], sink column dropped: rows sum below 1 by the sink's share.
     Entry("np_sink_per_head", gpt_oss_sink, "attention_sink", F, words=("sink",), full=True),
     # proof: e^z / (Σe^z + e^0.5), z = q·kᵀ/√d_k: one sink logit 0.5 in the denominator.

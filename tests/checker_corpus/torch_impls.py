@@ -439,7 +439,7 @@ ENTRIES = [
     T("torch_masked_fill_finfo_min", masked_fill_finfo_min, "ok"),  # finfo.min REPLACES (no sum): exact 0 weight
     T("torch_half", half, "ok", full=True),  # the same formula in float16
     T("torch_bfloat16", bfloat16, "ok", full=True),  # the same formula in bfloat16
-    T("torch_sdpa_half_cast_back", sdpa_half_cast_back, "ok"),  # SDPA in float16, output cast back
+    T("torch_sdpa_half_cast_back", sdpa_half_cast_back, "ok", full=True),  # SDPA in float16, output cast back
     T("torch_sdpa_bfloat16", sdpa_bfloat16, "ok"),
     T("torch_sdpa_mask_half", sdpa_mask_half, "ok"),  # SDPA in float16 with the boolean mask  # SDPA in bfloat16
     T("torch_float32", float32, "ok"),
