@@ -21,8 +21,9 @@ INSTANCE_SIZES = ((2, 5, 7), (4, 6, 11), (3, 9, 4))  # (B, L, S) for a layer ins
 
 
 def tiny_for(eps: float) -> float:
-    """The smallest weight a fit trusts in a given working precision (below it: underflow)."""
-    return 1e-250 if eps < 1e-15 else 1e-30 if eps < 1e-6 else 1e-4
+    """The smallest weight a fit trusts in a given working precision (below it: underflow or subnormals).
+    bfloat16 keeps float32's range; float16 goes subnormal below 6e-5."""
+    return 1e-250 if eps < 1e-15 else 1e-4 if eps == 2.0**-10 else 1e-30
 
 
 def probe_arrays(rng, shape: tuple, ndim: int):
@@ -116,7 +117,7 @@ def stretched_weights(caller, probe, target=25.0):
     (q (..., L, d_k), weights (..., L, S)), or None. Large logits bend a soft cap; a softmax stays linear."""
     c, z = probe["c"], probe["_z"]
     spread = abs(c) * float(z.std())
-    if not spread or caller.eps > 1e-6:  # half precision: large logits lose the digits a fit needs
+    if not spread or tiny_for(caller.eps) > 1e-30:  # float16: the small weights a fit needs are subnormal
         return None
     a = target / spread
     q, k = probe["_q"] * a, probe["_k"]

@@ -208,9 +208,11 @@ def _stretched_cap(probes, caller, ftol):
     z = q @ np.swapaxes(probes[0]["_k"], -1, -2)
     tiny = tiny_for(probes[0]["eps"])
     _, r, _ = fit_linear(z, w, tiny)
-    if r is None or r <= ftol:
+    if r is None or r <= 1e-3:
         return None
     cap, _, rc = fit_soft_cap(z, w, tiny)
+    if rc > r / 4:  # tanh explains no more than a line does: rounding noise (half precision), not a cap
+        return None if r <= ftol else math.nan
     return cap if rc <= ftol else math.nan
 
 
