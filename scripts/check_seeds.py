@@ -31,6 +31,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 ROOT = Path(__file__).resolve().parent.parent
+CHILD_TIMEOUT_S = 1200  # a whole lesson run; the slowest lesson takes about 30 s
 SEED_LINE = re.compile(r"(?m)^SEED\s*=\s*(\d+)")
 
 
@@ -86,6 +87,9 @@ def run_with_seed(path: Path, seed: int, timeout: int = 900) -> tuple[bool, str,
                 client.execute_cell(c, index)
             except CellExecutionError as err:
                 return False, _failure_text(index, err), time.perf_counter() - start
+            except Exception as err:  # noqa: BLE001 - a dead kernel or a cell timeout is this run's failure
+                msg = f"cell {index}: {type(err).__name__}: {str(err).strip()[:200]}"
+                return False, msg, time.perf_counter() - start
     return True, "ok", time.perf_counter() - start
 
 
@@ -102,8 +106,11 @@ def build_site():
 def run_apart(path: Path, seed: int) -> tuple[bool, str, float]:
     """``run_with_seed`` in a child process: one kernel client and event loop per process (two
     nbclient clients on threads of one process were seen to wait forever on a finished cell)."""
-    done = subprocess.run([sys.executable, __file__, "--run-one", str(path), str(seed)],
-                          capture_output=True, text=True)
+    try:
+        done = subprocess.run([sys.executable, __file__, "--run-one", str(path), str(seed)],
+                              capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return False, f"no result after {CHILD_TIMEOUT_S} s (the run hung and was stopped)", CHILD_TIMEOUT_S
     lines = done.stdout.strip().splitlines()
     if done.returncode or not lines:
         return False, f"the run itself failed (exit {done.returncode}): {done.stderr.strip()[-300:]}", 0.0
