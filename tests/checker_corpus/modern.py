@@ -8,6 +8,10 @@ QK-norm with RMS norm is written as Qwen3 / Gemma 3 do: RMSNorm (weight 1) on ea
 Left out: QK-norm with a per-channel norm weight that is not uniform (the logits are then Σ γᵢ² q̂ᵢ k̂ᵢ, not
 g·q̂·k̂), soft-capping on top of a fixed scale (Gemma 2 with query_pre_attn_scalar: two codes at once).
 
+Left out as marginal: Gemma 2's cap of 50 computed in float16. The cap bends a logit s by s - 50·tanh(s/50),
+about 0.07 at s = 8 and 0.4 at s = 15, while float16 weights underflow once a key is about 16 nats below the row's
+largest, so the bend must be read from a few hundredths in float16 log-weights; bfloat16 (float32's range) is kept.
+
 Cannot be told apart, so left out: a bias that depends on the query position only (b_i added to row i): a
 softmax is unchanged by adding a constant to a row, so it is the same function as no bias (`ok`), not
 `position_bias`.
@@ -89,6 +93,14 @@ def gpt_oss_sink_masked(q, k, v, mask=None):
     return w @ v, w
 
 
+def soft_cap_5_float16(q, k, v):
+    """A tight cap (5) computed in numpy float16."""
+    q, k, v = (np.asarray(a, dtype=np.float16) for a in (q, k, v))
+    s = q @ kt(k) / np.float16(math.sqrt(q.shape[-1]))
+    w = softmax(np.float16(5.0) * np.tanh(s / np.float16(5.0)))
+    return w @ v, w
+
+
 def gpt_oss_sink(q, k, v):
     """q, k, v: (B, H, L, d). One learned sink logit per head joins each row's softmax, then is dropped."""
     B, H, L, d = q.shape
@@ -163,6 +175,8 @@ ENTRIES = [
     Entry("np_soft_cap_30", soft_cap(30.0), "soft_cap", F, measure=(("cap", (30.0,), 2e-2),), full=True),
     # proof: the same with c = 5 (a tight cap).
     Entry("np_soft_cap_5", soft_cap(5.0), "soft_cap", F, measure=(("cap", (5.0,), 2e-2),)),
+    # proof: 5·tanh(s/5) in float16 (half precision does not change a verdict; the bend shows at |s| ≈ 2-4).
+    Entry("np_soft_cap_5_float16", soft_cap_5_float16, "soft_cap", F, measure=(("cap", (5.0,), 5e-2),)),
     # proof: 30·tanh(s/30), then where(mask, ·, -inf) with True = may attend: soft_cap, masking correct.
     Entry("np_soft_cap_masked", soft_cap_masked, "soft_cap", F, measure=(("cap", (30.0,), 2e-2),)),
     # proof: softmax over [where(mask, q·kᵀ/√d_k, -inf), 1.0], sink dropped: a sink, masking correct (the open
