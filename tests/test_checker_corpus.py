@@ -11,7 +11,7 @@ of codes, and a one-line proof. For every entry this asserts, on each seed it is
 - where the entry names words (layout errors: the expected layout "(…, H, L, d_k)" and a transpose wrapper; "sink";
   "bias"), the message (or a note) matches them.
 
-Seeds: the verdict must be the same on every seed. 20 seeds on all 161 entries is too slow for CI's shared 2
+Seeds: the verdict must be the same on every seed. 20 seeds on all 162 entries is too slow for CI's shared 2
 cores, so entries marked ``full=True`` in the registry (a representative subset of 44: at least one per code and
 per family, the half-precision and masked-modern cases among them) run on all 20 seeds (``rng=0..19``) and the
 rest on 3 seeds (0, 7, 13). Measured (torch 2.13.0 installed, 2 shared cores): this default run takes about 67 s
