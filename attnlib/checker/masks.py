@@ -12,7 +12,7 @@ import numpy as np
 from .callers import Unusable
 from .fit import fit_linear
 from .messages import mask_messages as say
-from .report import AttentionReport, fmt
+from .report import AttentionReport
 
 MASK_FORMS = {
     "bool": "booleans, True = may attend",
@@ -100,6 +100,24 @@ def added_mask_offset(w, z, allow, partial, c, eps):
     return a if any(abs(a - x) <= 1e-2 * x for x in (1.0, c)) else None  # True became +1 (before or after scaling)
 
 
+def _first_blocking_form(caller, qkv32, allow, partial, S, t):
+    """Call fn in float32 with each mask form in its parameter's order until one blocks the masked keys.
+
+    Returns (that form or None, {form tried: (weights (..., L, S), largest masked weight)}, error texts).
+    """
+    tried, errors = {}, []
+    for form in _ORDER[caller.mask.kind]:
+        try:
+            w = _weights(caller, *qkv32, mask_in_form(allow, form, np.float32), S, t)
+        except Unusable as err:
+            errors.append(str(err))
+            continue
+        tried[form] = (w, float(np.where(allow, 0.0, np.nan_to_num(w, nan=1.0))[..., partial, :].max()))
+        if tried[form][1] <= 1e-3:
+            return form, tried, errors
+    return None, tried, errors
+
+
 def check_mask(caller, shape, probe, sink, gen, notes):
     """Float32 then float16 calls with a partly masked row, a fully masked row and open rows.
 
@@ -108,41 +126,27 @@ def check_mask(caller, shape, probe, sink, gen, notes):
     """
     B, H, L, S, d_k, d_v = shape
     lead = {4: (B, H), 3: (B,), 2: ()}[caller.ndim]
-    c = probe["c"] if probe.get("model", "softmax") == "softmax" and probe["c"] else d_k**-0.5
+    c = probe["c"] if probe["c"] and probe["c"] > 0 else d_k**-0.5
     t = probe["out_factor"] if probe["rows_constant"] else 1.0
     q, k, v, allow, partial = mask_probe(gen, shape, lead, c)
     q32, k32, v32 = (a.astype(np.float32) for a in (q, k, v))
     z = q @ np.swapaxes(k, -1, -2)
-    kind = caller.mask.kind
-    weights, errors = {}, []
-    for form in _ORDER[kind]:
-        try:
-            weights[form] = _weights(caller, q32, k32, v32, mask_in_form(allow, form, np.float32), S, t)
-        except Unusable as err:
-            errors.append(str(err))
-            continue
-        leak = float(np.where(allow, 0.0, np.nan_to_num(weights[form], nan=1.0))[..., partial, :].max())
-        if leak <= 1e-3:
-            break
-        weights[form] = (weights[form], leak)
-    else:
-        form = None
-    if not weights:
+    kind, first = caller.mask.kind, _ORDER[caller.mask.kind][0]
+    form, tried, errors = _first_blocking_form(caller, (q32, k32, v32), allow, partial, S, t)
+    if not tried:
         notes.append(f"calling your function with a mask failed ({errors[0]}); masking was not checked")
         return None
-    first = _ORDER[kind][0]
-    if form != first and isinstance(weights.get(first), tuple):
-        a = added_mask_offset(weights[first][0], z, allow, partial, c, caller.eps)
+    if form != first and first in tried:  # the documented form leaks: was it added to the logits?
+        a = added_mask_offset(tried[first][0], z, allow, partial, c, caller.eps)
         if a is not None and kind != "bias":
             return _report("mask_added_boolean", say("added", a=a, name=caller.mask.name), probe, notes)
     if form is None:
-        leak = min(x[1] for x in weights.values())
-        return _report("mask_overflow", say("leak", leak=leak), probe, notes)
+        return _report("mask_overflow", say("leak", leak=min(leak for _, leak in tried.values())), probe, notes)
     if form == "bool_blocked" and kind == "mask":
         return _report("mask_inverted", say("inverted", name=caller.mask.name), probe, notes)
     if form != first or kind != "mask":
         notes.append(f"your function reads the mask as {MASK_FORMS[form]}; it was checked with that convention")
-    w32 = weights[form]
+    w32 = tried[form][0]
     open_sum = np.where(allow, w32, 0.0).sum(-1)[..., partial]
     tol = max(2e-3, 8 * caller.eps)
     if not sink and np.abs(open_sum - probe["row_sum"]).max() > tol:
@@ -187,5 +191,3 @@ def _check_float16(caller, q, k, v, allow, partial, form, w32, S, t, lead, probe
 def _report(code, message, probe, notes):
     return AttentionReport(code, message, {probe["d_k"]: probe["c"]}, [], list(notes))
 
-
-__all__ = ["MASK_FORMS", "check_mask", "mask_in_form", "fmt"]
