@@ -951,3 +951,14 @@ def test_diagnoses_table_and_public_names():
     assert set(attnlib.checker.OK_CODES) == {"ok", "qk_norm", "soft_cap", "attention_sink", "position_bias"}
     for code in DIAGNOSES:
         assert AttentionReport(code, "").ok == (code in attnlib.checker.OK_CODES)
+
+
+STABLE = [(qk_norm_l2(10.0), "qk_norm"), (qk_norm_rms, "qk_norm"), (soft_capped(50.0), "soft_cap"),
+          (sink_per_head, "attention_sink"), (alibi, "position_bias"), (fixed(0.2), "fixed_scale"),
+          (mscale_squared, "constant_multiple"), (mask_multiplied, "mask_not_renormalised"),
+          (mask_added, "mask_added_boolean"), (mask_blocked_convention, "mask_inverted"), (blhd, "error")]
+
+
+@pytest.mark.parametrize("fn, code", STABLE, ids=[c for _, c in STABLE])
+def test_new_verdicts_are_stable_over_20_seeds(fn, code):
+    assert [check_attention(fn, rng=seed).diagnosis for seed in range(20)] == [code] * 20
