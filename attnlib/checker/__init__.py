@@ -215,6 +215,7 @@ def _failure_message(fn, errors, ran, shape, backends):
 
 
 def _mentions_torch(fn) -> bool:
+    """Whether fn's code names torch (then its torch errors are the ones to report)."""
     code = getattr(getattr(callers.signature_target(fn), "__func__", callers.signature_target(fn)), "__code__", None)
     names = set(code.co_names) if code else set()
     return bool(names & {"torch", "F", "nn"}) or type(fn).__module__.startswith("torch")

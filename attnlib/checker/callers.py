@@ -35,6 +35,7 @@ def torch_installed() -> bool:
 
 
 def get_torch():
+    """The torch module, or None when it cannot be imported."""
     try:
         import torch  # noqa: PLC0415 (optional, imported only when needed)
     except ImportError:
@@ -43,6 +44,7 @@ def get_torch():
 
 
 def is_torch_tensor(x) -> bool:
+    """A torch tensor, told without importing torch."""
     return type(x).__module__.startswith("torch") and hasattr(x, "detach")
 
 
@@ -98,6 +100,7 @@ def quiet():
 
 
 def describe_exception(err: BaseException) -> str:
+    """'TypeError: first line of the message' (at most 200 characters)."""
     text = str(err).strip().splitlines()[0] if str(err).strip() else ""
     return f"{type(err).__name__}: {text[:200]}" if text else type(err).__name__
 
@@ -426,10 +429,12 @@ class ModuleCaller:
         if isinstance(result, (tuple, list)) and len(result) == 2:
             self.eps = max(self.eps, eps_of(result[0]))
             out = to_numpy(result[0], "the layer's output")
+            self.eps = max(self.eps, stored_precision(out))
             w = None if result[1] is None else to_numpy(result[1], "the layer's weights")
         else:
             self.eps = max(self.eps, eps_of(result))
             out, w = to_numpy(result, "the layer's output"), None
+            self.eps = max(self.eps, stored_precision(out))
         if out.shape != out_shape:
             raise Unusable(f"your layer returned an output of shape {out.shape}; expected {out_shape}", ran=True)
         if not self.batch_first:
@@ -447,10 +452,12 @@ def param(layer, name):
 
 
 def copy_param(x):
+    """A copy of a parameter (torch tensor or numpy array) to restore it after the probe."""
     return x.detach().clone() if is_torch_tensor(x) else np.array(x, copy=True)
 
 
 def set_param(layer, name, value):
+    """Write value into a layer's parameter in place (torch) or as a numpy attribute."""
     current = param(layer, name)
     if is_torch_tensor(current):
         torch = get_torch()

@@ -37,6 +37,7 @@ def mask_in_form(allow, form, dtype):
 
 
 def _weights(caller, q, k, v, mask, S, t):
+    """The weights (..., L, S) fn used under ``mask``: returned ones, else the output's one-hot columns / t."""
     out, w = caller.call(q, k, v, mask)
     if w is not None:
         return np.asarray(w, dtype=np.float64)
@@ -44,6 +45,7 @@ def _weights(caller, q, k, v, mask, S, t):
 
 
 def _row_kind(row) -> str:
+    """What a fully masked row (S,) holds: NaN, zeros, uniform or other."""
     if not np.all(np.isfinite(row)):
         return "NaN"
     if np.allclose(row, 0.0, atol=1e-3):
@@ -189,5 +191,6 @@ def _check_float16(caller, q, k, v, allow, partial, form, w32, S, t, lead, probe
 
 
 def _report(code, message, probe, notes):
+    """A mask verdict (check_function gives it the probes' scale and table)."""
     return AttentionReport(code, message, {probe["d_k"]: probe["c"]}, [], list(notes))
 

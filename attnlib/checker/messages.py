@@ -51,6 +51,7 @@ def unique_dk(probes):
 
 
 def all_scales(probes) -> str:
+    """The measured factor at each head size, joined by '; '."""
     return "; ".join(scale_text(p) for p in unique_dk(probes))
 
 
@@ -66,6 +67,7 @@ def logit_words(diag, label, probes) -> str:
 
 
 def post_text(probes, key) -> str:
+    """A row sum or output factor: one number if it is the same everywhere, else per head size."""
     vals = [p[key] for p in probes]
     if close(vals, vals[0], 1e-3) and not formula(probes[0], vals[0]).startswith(("1/√", "√")):
         return fmt(vals[0])
@@ -73,6 +75,7 @@ def post_text(probes, key) -> str:
 
 
 def ok_message(probes) -> str:
+    """The message of an ok verdict."""
     return (f"your logits are scaled by 1/√d_k (measured {all_scales(probes)}), the weights' rows sum to 1 and "
             "the output is weights @ v.")
 
@@ -134,11 +137,13 @@ def qk_norm_message(per_probe, whole, rule) -> str:
 
 
 def soft_cap_message(cap, probes) -> str:
+    """cap : the measured c of c·tanh(s/c)."""
     return (f"your logits are q·kᵀ/√d_k ({all_scales(probes)}), soft-capped as c·tanh(s/c) with c = {fmt(cap)} "
             f"before the softmax (Gemma 2, Grok-1): |logit| < {fmt(cap)}.")
 
 
 def sink_message(mass, logits, probes) -> str:
+    """mass : (min, max) share of a row the sink took; logits : the sink logit of each head."""
     lo, hi = min(mass), max(mass)
     return (f"your logits are scaled by 1/√d_k ({all_scales(probes)}) and a sink logit takes part of each row's "
             f"mass in the denominator (as gpt-oss's learned sinks): rows sum to {fmt(1 - hi)}–{fmt(1 - lo)}, a sink "
@@ -146,6 +151,7 @@ def sink_message(mass, logits, probes) -> str:
 
 
 def bias_message(probes, bias, slopes) -> str:
+    """bias : (min, max) of the row-centred bias; slopes : ALiBi slopes per head, or None."""
     what = (f"ALiBi-like (−m·|i − j|, slopes m = {', '.join(fmt(m) for m in slopes[:8])})" if slopes is not None
             else f"a fixed matrix ranging over {fmt(bias[0])} … {fmt(bias[1])} (row-centred)")
     return (f"your logits are q·kᵀ/√d_k ({all_scales(probes)}) plus an additive position bias that does not depend "

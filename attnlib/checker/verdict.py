@@ -70,6 +70,7 @@ def match_scale(probes, widths, rel):
 
 
 def _report(code, message, probes, notes, **kw):
+    """An AttentionReport with scale {d_k: c} and the probes' public (non-array) entries."""
     scale = {}
     for p in probes:
         scale.setdefault(p["d_k"], p["c"])
