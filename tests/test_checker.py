@@ -787,6 +787,21 @@ def test_new_verdicts_report_their_numbers():
     assert "it would suit d_k = 8" in r.message  # 64**-0.25 = 1/√8
 
 
+def qk_norm_l2_kept_scale(q, k, v):  # unit q̂, k̂ and still ÷√d_k: |logit| ≤ 1/√d_k
+    qn, kn = (x / np.linalg.norm(x, axis=-1, keepdims=True) for x in (q, k))
+    return sm(qn @ kt(kn) / math.sqrt(q.shape[-1])) @ v
+
+
+def test_qk_norm_messages_name_the_gain_rule():
+    """OLMo 2's whole-projection norm is not g·cos per head; an L2 norm still divided by √d_k is named."""
+    r = check_attention(qk_norm_whole)
+    assert "g·q̂_h·k̂_h" in r.message and "g·cos(q, k)" not in r.message and "H·√d_k" in r.message
+    assert r.measured["g"] == pytest.approx({64: 64.0, 16: 12.0, 12: 2 * 12**0.5}, rel=1e-6)  # H·√d_k
+    r = check_attention(qk_norm_l2_kept_scale)
+    assert r.measured["g"] == pytest.approx({64: 1 / 8, 16: 1 / 4, 12: 12**-0.5}, rel=1e-6)
+    assert "shrinks with d_k" in r.message and "any fixed gain is fine" not in r.message
+
+
 @given(gain=st.floats(0.5, 30.0), seed=st.integers(0, 2**16))
 @settings(max_examples=15, deadline=None)
 def test_qk_norm_gain_is_recovered(gain, seed):

@@ -131,9 +131,23 @@ def scale_bug_message(diag, label, probes) -> str:
 def qk_norm_message(per_probe, whole, rule) -> str:
     """per_probe : [(d_k, g)], g the factor on the cosine of q and k (|logit| ≤ g)."""
     gs = "; ".join(f"g = {fmt(g)} at d_k = {d}" for d, g in per_probe)
-    where = "over the whole projection (every head together)" if whole else "per head (over d_k)"
-    return (f"q and k are normalised {where} before the product: the logits are g·cos(q, k) with {gs}, so every "
-            f"logit is bounded, |logit| ≤ g{rule}. That is QK-norm (Qwen3, Gemma 3, OLMo 2); any fixed gain is fine.")
+    if whole:  # per head the logit is g·q̂_h·k̂_h with q̂ a unit vector over all heads, not g·cos(q_h, k_h)
+        what = ("q and k are normalised over the whole projection (every head together) before the product: the "
+                "logits are g·q̂_h·k̂_h (q̂, k̂: each position's projection over all heads, scaled to unit length)")
+    else:
+        what = "q and k are normalised per head (over d_k) before the product: the logits are g·cos(q, k)"
+    kind = ("the form of QK-norm (Qwen3, Gemma 3, OLMo 2), but not its gain" if "shrinks with d_k" in rule
+            else "QK-norm (Qwen3, Gemma 3, OLMo 2); any fixed gain is fine")
+    return f"{what} with {gs}, so every logit is bounded, |logit| ≤ g{rule}. That is {kind}."
+
+
+def qk_norm_shrinking_gain(m, gs, ds) -> str:
+    """The rule words when g = m/√d_k: unit q̂, k̂ still divided by √d_k, so the bound shrinks as d_k grows."""
+    i = int(np.argmax(ds))
+    return (f" (g = {fmt(m)}/√d_k: L2-normalised q̂·k̂ still divided by √d_k, so the bound shrinks with d_k: at "
+            f"d_k = {int(ds[i])} no weight can exceed e^(2g) = {fmt(math.exp(2 * gs[i]))} times another and the head "
+            "stays near uniform. Drop the 1/√d_k after an L2 norm (or use RMS norm, whose q·k is d_k·cos), or "
+            "give the norm a gain that can grow")
 
 
 def soft_cap_message(cap, probes) -> str:

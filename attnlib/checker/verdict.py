@@ -96,6 +96,7 @@ def _qk_norm(probes, ftol, rel):
         if all(g is not None and g > 0 and r <= ftol for g, r, _ in fits):
             gs = np.array([g for g, _, _ in fits])
             ds = np.array([p["d_k"] for p in probes], float)
+            hs = np.array([p["H"] for p in probes], float)
             rule = ""
             if len(set(ds)) > 1:
                 if say.close(gs, gs[0], rel * 10):
@@ -105,6 +106,11 @@ def _qk_norm(probes, ftol, rel):
                             "d_k·cos, divided by √d_k)")
                 elif say.close(gs / ds, gs[0] / ds[0], rel * 10):
                     rule = f" (g = {fmt(gs[0] / ds[0])}·d_k: RMS-normalised q and k, not divided by √d_k)"
+                elif say.close(gs * np.sqrt(ds), gs[0] * math.sqrt(ds[0]), rel * 10):
+                    rule = say.qk_norm_shrinking_gain(gs[0] * math.sqrt(ds[0]), gs, ds)
+                elif whole and say.close(gs / (hs * np.sqrt(ds)), gs[0] / (hs[0] * math.sqrt(ds[0])), rel * 10):
+                    rule = (f" (g = {fmt(gs[0] / (hs[0] * math.sqrt(ds[0])))}·H·√d_k: RMS-normalised over the "
+                            "whole projection of H·d_k, then divided by √d_k)")
             return list(gs), whole, rule
     return None
 
