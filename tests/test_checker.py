@@ -802,6 +802,17 @@ def test_qk_norm_messages_name_the_gain_rule():
     assert "shrinks with d_k" in r.message and "any fixed gain is fine" not in r.message
 
 
+def test_rms_qk_norm_never_divided_by_sqrt_dk_is_no_scale():
+    """RMS-normalised q, k with no 1/√d_k: q̂·k̂ = d_k·cos has std √d_k, the no_scale bug behind a norm."""
+    def rms_unscaled(q, k, v):
+        qn, kn = (x / np.sqrt((x**2).mean(-1, keepdims=True)) for x in (q, k))
+        return sm(qn @ kt(kn)) @ v
+    r = check_attention(rms_unscaled)
+    assert r.diagnosis == "no_scale" and not r.ok, r
+    assert r.measured["g"] == pytest.approx({64: 64.0, 16: 16.0, 12: 12.0}, rel=1e-6)
+    assert "g = 1·d_k" in r.message and "divide by √d_k after the norm" in r.message
+
+
 @given(gain=st.floats(0.5, 30.0), seed=st.integers(0, 2**16))
 @settings(max_examples=15, deadline=None)
 def test_qk_norm_gain_is_recovered(gain, seed):

@@ -141,6 +141,16 @@ def qk_norm_message(per_probe, whole, rule) -> str:
     return f"{what} with {gs}, so every logit is bounded, |logit| ≤ g{rule}. That is {kind}."
 
 
+def qk_norm_unscaled_message(per_probe) -> str:
+    """per_probe : [(d_k, g)] with g = d_k: RMS-normalised q and k whose product is never divided by √d_k."""
+    gs = "; ".join(f"g = {fmt(g)} at d_k = {d}" for d, g in per_probe)
+    m = per_probe[0][1] / per_probe[0][0]
+    return (f"q and k are RMS-normalised per head, but their product is not scaled: the logits are g·cos(q, k) with "
+            f"{gs}: g = {fmt(m)}·d_k. RMS-normalised q and k have entries of unit size, so q·k has std √d_k, as "
+            "unscaled raw q·k does, and softmax saturates as d_k grows (lessons 01 and 03). QK-norm models "
+            "(Qwen3, Gemma 3, OLMo 2) still divide by √d_k after the norm.")
+
+
 def qk_norm_shrinking_gain(m, gs, ds) -> str:
     """The rule words when g = m/√d_k: unit q̂, k̂ still divided by √d_k, so the bound shrinks as d_k grows."""
     i = int(np.argmax(ds))

@@ -89,7 +89,8 @@ def _structure(probes):
 
 
 def _qk_norm(probes, ftol, rel):
-    """(g per probe, whole-projection?, rule words) when log-weights are linear in cos(q, k), else None."""
+    """(g per probe, whole-projection?, rule words, unscaled?) when log-weights are linear in cos(q, k), else None.
+    unscaled: g = m·d_k per head, RMS-normalised q, k never divided by √d_k (logits of std √d_k: no_scale)."""
     variants = [False] + ([True] if all(p["_q"].ndim == 4 for p in probes) else [])
     for whole in variants:
         fits = [fit_linear(cosines(p["_q"], p["_k"], whole), p["_w"], tiny_for(p["eps"])) for p in probes]
@@ -97,7 +98,7 @@ def _qk_norm(probes, ftol, rel):
             gs = np.array([g for g, _, _ in fits])
             ds = np.array([p["d_k"] for p in probes], float)
             hs = np.array([p["H"] for p in probes], float)
-            rule = ""
+            rule, unscaled = "", False
             if len(set(ds)) > 1:
                 if say.close(gs, gs[0], rel * 10):
                     rule = f" (one g = {fmt(gs[0])} at every d_k: L2-normalised q̂·k̂ times a fixed gain)"
@@ -106,12 +107,13 @@ def _qk_norm(probes, ftol, rel):
                             "d_k·cos, divided by √d_k)")
                 elif say.close(gs / ds, gs[0] / ds[0], rel * 10):
                     rule = f" (g = {fmt(gs[0] / ds[0])}·d_k: RMS-normalised q and k, not divided by √d_k)"
+                    unscaled = not whole
                 elif say.close(gs * np.sqrt(ds), gs[0] * math.sqrt(ds[0]), rel * 10):
                     rule = say.qk_norm_shrinking_gain(gs[0] * math.sqrt(ds[0]), gs, ds)
                 elif whole and say.close(gs / (hs * np.sqrt(ds)), gs[0] / (hs[0] * math.sqrt(ds[0])), rel * 10):
                     rule = (f" (g = {fmt(gs[0] / (hs[0] * math.sqrt(ds[0])))}·H·√d_k: RMS-normalised over the "
                             "whole projection of H·d_k, then divided by √d_k)")
-            return list(gs), whole, rule
+            return list(gs), whole, rule, unscaled
     return None
 
 
@@ -188,8 +190,11 @@ def _logit_model(probes, notes, caller, draws, ftol, rel):
         return cap, None
     qk = _qk_norm(probes, ftol, rel)
     if qk is not None:
-        gs, whole, rule = qk
+        gs, whole, rule, unscaled = qk
         per_dk = {p["d_k"]: g for p, g in zip(probes, gs, strict=True)}
+        if unscaled:  # q̂·k̂ of RMS-normalised q, k is d_k·cos, std √d_k: the no_scale bug behind a norm
+            return None, _report("no_scale", say.qk_norm_unscaled_message(list(per_dk.items())), probes, notes,
+                                 measured={"g": per_dk, "bound": "|logit| ≤ g"})
         return None, _report("qk_norm", say.qk_norm_message(list(per_dk.items()), whole, rule), probes, notes,
                              measured={"g": per_dk, "bound": "|logit| ≤ g"})
     biased = _bias(probes, draws, ftol, rel, notes)
