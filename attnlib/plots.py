@@ -137,13 +137,14 @@ def markdown_table(headers, rows):
     return Markdown("\n".join(lines))
 
 
-def _step_hist(ax, values, bins, color, density=False, fill_alpha=None, lw=None, label=None):
+def _step_hist(ax, values, bins, color, density=False, fill_alpha=None, lw=None, label=None, weights=None):
     """A histogram as one filled step area and/or one step outline; values outside ``bins`` are dropped.
 
     Looks like ``ax.hist(histtype="stepfilled" / "step")`` but builds in a fraction of the
     time: matplotlib finds a patch's axis limits curve by curve, a line's in one numpy call.
+    weights : optional, passed to np.histogram (one weight per value).
     """
-    heights, edges = np.histogram(np.ravel(values), bins=bins, density=density)
+    heights, edges = np.histogram(np.ravel(values), bins=bins, density=density, weights=weights)
     artists = []
     if fill_alpha is not None:
         artists.append(ax.fill_between(edges, np.append(heights, heights[-1]), step="post", color=color,
@@ -241,7 +242,7 @@ def variance_vs_dk(d_ks, measured, theory, textbook_claim=None, ax=None):
     ax.set_yscale("log")
     ax.set_xlabel("d_k (components per vector)")
     ax.set_ylabel("Var(q·k) (score units²)")
-    ax.set_title("Var(q·k) grows linearly in d_k, with slope σ_q²σ_k²")
+    ax.set_title("Var(q·k) = d_k σ_q²σ_k²: slope 1 on log-log axes, height set by σ_q²σ_k²")
     ax.legend(fontsize=10.5, loc="center left", bbox_to_anchor=(1.02, 0.5))  # beside the axes: hides no curve
     return fig
 
@@ -258,14 +259,22 @@ def scaled_logit_density(sample, d_k, sigma_q, sigma_k, ax=None, lim=None, bins=
     s = np.asarray(sample, dtype=float) / np.sqrt(d_k)
     sd = sigma_q * sigma_k
     lim = lim or 4.0 * max(sd, 0.25)
-    _hist(ax, s, SCALED, "q·k/√d_k (Monte Carlo)", np.linspace(-lim, lim, bins + 1))
-    x = np.linspace(-lim, lim, 400)
+    # bins over ±5 std (at most the axis): a narrow density is resolved, not one bar; each sample weighs
+    # 1/(n · bin width), so samples beyond the axis are not spread over the visible bins (the area shown
+    # is the fraction of samples on the axis, and the histogram follows the density drawn over it)
+    edges = np.linspace(-min(lim, 5.0 * sd), min(lim, 5.0 * sd), bins + 1)
+    _step_hist(ax, s, edges, SCALED, fill_alpha=0.35, lw=2, label="q·k/√d_k (Monte Carlo)",
+               weights=np.full(s.size, 1.0 / (s.size * (edges[1] - edges[0]))))
+    x = np.linspace(-lim, lim, 801)
+    peak = max(1.0 / (sd * np.sqrt(2 * np.pi)), np.histogram(s, edges)[0].max() / (s.size * (edges[1] - edges[0])))
     ax.plot(x, np.exp(-0.5 * (x / sd) ** 2) / (sd * np.sqrt(2 * np.pi)), color="black", lw=2,
             label=f"N(0, σ_q²σ_k²), std {sd:.2f}")
     if np.isclose(sigma_q, sigma_k):
         s2 = sigma_q
         ax.plot(x, np.exp(-0.5 * (x / s2) ** 2) / (s2 * np.sqrt(2 * np.pi)), "--", color=UNSCALED, lw=2,
                 label=f"textbook answer N(0, σ²), std {s2:.2f}")
+        peak = max(peak, 1.0 / (s2 * np.sqrt(2 * np.pi)))
+    ax.set_ylim(0.0, 1.6 * peak)  # head room: the legend sits above every curve
     ax.set_xlim(-lim, lim)
     ax.set_xlabel("q·k / √d_k (score units)")
     ax.set_ylabel("density")

@@ -387,3 +387,25 @@ def test_seed_wording_pattern_catches_the_old_phrases():
         assert _SOURCE_AS_SEED.search(old), old
     for fine in ("SEED = 3", "rng=np.random.default_rng(SEED + 1)", "same seeds", "seed=st.integers(0, 9)"):
         assert not _SOURCE_AS_SEED.search(fine), fine
+
+
+def test_scaled_logit_density_follows_the_curve_when_the_axis_clips_and_the_legend_clears_the_peak():
+    """Lesson 02's slider: at σ_q = σ_k = 3 (std 9 on a ±12 axis) 18 % of the samples fall off the axis; the histogram
+    must not spread them over the visible bins (its peak once sat 1.34x above the curve), and at σ = 0.25 (std 0.0625) it
+    must resolve the peak instead of drawing one bar (once 0.31x the curve). The legend sits above every curve."""
+    rng = np.random.default_rng(0)
+    unit = 4.0 * rng.standard_normal(40_000)  # N(0, 16): raw q·k of unit-variance components at d_k = 16
+    for sigma, lim in ((3.0, 12.0), (0.25, 12.0)):
+        fig = plots.scaled_logit_density(sigma * sigma * unit, 16, sigma, sigma, lim=lim, bins=96)
+        ax = fig.axes[0]
+        hist_line = ax.lines[0]  # the histogram's step outline
+        heights = np.asarray(hist_line.get_ydata())
+        peak_theory = 1 / (sigma**2 * np.sqrt(2 * np.pi))
+        assert heights.max() == pytest.approx(peak_theory, rel=0.15), sigma
+        fig.canvas.draw()
+        legend = ax.get_legend().get_window_extent()
+        for line in ax.lines:
+            xy = ax.transData.transform(np.column_stack([line.get_xdata(), line.get_ydata()]))
+            inside_x = (xy[:, 0] >= legend.x0) & (xy[:, 0] <= legend.x1)
+            assert np.all(xy[inside_x, 1] < legend.y0), (sigma, line.get_label())
+        plt.close(fig)
