@@ -9,7 +9,7 @@
 Each lesson is executed top to bottom in a kernel (nbclient) with its one `SEED = n` line
 replaced; outputs are not compared (they change with the seed) and nothing is written back.
 Prints, per lesson and seed, "ok" or the cell that failed and why. Exit code 1 if any failed.
-A lesson with no `SEED = n` line (00 has no randomness; 08 measures a fixed model) is listed
+A lesson with no `SEED = n` line (00 has no randomness) is listed
 as skipped; a lesson with more than one is an error (one line must drive all its randomness).
 """
 

@@ -29,10 +29,10 @@ def test_the_shipped_seed_passes_and_another_fails_at_its_cell():
     assert msg.startswith("cell 3: AssertionError: one seed only"), msg
 
 
-def test_every_lesson_but_00_and_08_has_exactly_one_seed_line():
+def test_every_lesson_but_00_has_exactly_one_seed_line():
     lessons = sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb"))
     without = [p.name[:2] for p in lessons if check_seeds.lesson_seed(p) is None]
-    assert without == ["00", "08"]
+    assert without == ["00"]
 
 
 def test_two_seed_lines_are_refused(tmp_path):
