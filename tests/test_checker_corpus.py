@@ -15,7 +15,8 @@ Seeds: the verdict must be the same on every seed. 20 seeds on all 162 entries i
 cores, so entries marked ``full=True`` in the registry (a representative subset of 44: at least one per code and
 per family, the half-precision and masked-modern cases among them) run on all 20 seeds (``rng=0..19``) and the
 rest on 3 seeds (0, 7, 13). Measured (torch 2.13.0 installed, 2 shared cores): this default run took 38 s of CPU
-time (48 s wall) against the checker of 12:50, 58-67 s of CPU against earlier versions; ``CORPUS_ALL_SEEDS=1`` runs every entry on all 20 seeds (165 s of CPU time, 633 s wall on the loaded machine).
+time (48 s wall) against the checker of 12:50, 58-67 s of CPU against earlier versions; ``CORPUS_ALL_SEEDS=1`` runs every entry on all 20 seeds
+(133 s of CPU time, 238 s wall, against the same checker).
 torch entries skip where torch is not installed.
 """
 
