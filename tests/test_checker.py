@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import attnlib
@@ -798,6 +798,7 @@ def test_qk_norm_messages_name_the_gain_rule():
     assert "g·q̂_h·k̂_h" in r.message and "g·cos(q, k)" not in r.message and "H·√d_k" in r.message
     assert r.measured["g"] == pytest.approx({64: 64.0, 16: 12.0, 12: 2 * 12**0.5}, rel=1e-6)  # H·√d_k
     r = check_attention(qk_norm_l2_kept_scale)
+    assert r.diagnosis == "qk_norm_small_gain" and not r.ok, r
     assert r.measured["g"] == pytest.approx({64: 1 / 8, 16: 1 / 4, 12: 12**-0.5}, rel=1e-6)
     assert "shrinks with d_k" in r.message and "any fixed gain is fine" not in r.message
 
@@ -813,12 +814,153 @@ def test_rms_qk_norm_never_divided_by_sqrt_dk_is_no_scale():
     assert "g = 1·d_k" in r.message and "divide by √d_k after the norm" in r.message
 
 
-@given(gain=st.floats(0.5, 30.0), seed=st.integers(0, 2**16))
+@given(gain=st.floats(1.5, 30.0), seed=st.integers(0, 2**16))
 @settings(max_examples=15, deadline=None)
 def test_qk_norm_gain_is_recovered(gain, seed):
     report = check_attention(qk_norm_l2(gain), rng=seed)
     assert report.diagnosis == "qk_norm", report
     assert all(g == pytest.approx(gain, rel=1e-6) for g in report.measured["g"].values())
+
+
+# ------------------------------------------------------------------ QK-norm whose gain g ≤ 1: the head cannot attend
+
+
+def qk_norm_rms_per_head(q, k, v):  # Qwen3 / Gemma 3 with no epsilon: RMS per head, then 1/√d_k, so g = √d_k
+    qn, kn = (x / np.sqrt((x**2).mean(-1, keepdims=True)) for x in (q, k))
+    return sm(qn @ kt(kn) / math.sqrt(q.shape[-1])) @ v
+
+
+SMALL_GAIN = [
+    (qk_norm_l2_kept_scale, "qk_norm_small_gain", {64: 1 / 8, 16: 1 / 4, 12: 12**-0.5}),  # g = 1/√d_k
+    (qk_norm_l2(1.0), "qk_norm_small_gain", {64: 1.0, 16: 1.0, 12: 1.0}),  # plain q̂·k̂: g = 1
+    (qk_norm_l2(10.0), "qk_norm", {64: 10.0, 16: 10.0, 12: 10.0}),
+    (qk_norm_rms_per_head, "qk_norm", {64: 8.0, 16: 4.0, 12: 12**0.5}),  # g = √d_k
+]
+
+
+@pytest.mark.parametrize("fn, code, gains", SMALL_GAIN, ids=["l2-over-sqrt-dk", "l2-plain", "l2-g10", "rms-per-head"])
+def test_qk_norm_small_gain_is_named_on_20_seeds(fn, code, gains):
+    for seed in range(20):
+        r = check_attention(fn, rng=seed)
+        assert r.diagnosis == code and r.ok == (code == "qk_norm"), (seed, r)
+        assert r.measured["g"] == pytest.approx(gains, rel=1e-6), seed
+
+
+def test_qk_norm_small_gain_message_gives_g_the_bound_and_the_fix():
+    r = check_attention(qk_norm_l2_kept_scale)
+    assert "g = 0.125 at d_k = 64; g = 0.25 at d_k = 16; g = 0.2887 at d_k = 12" in r.message
+    assert "e^(2g) = 1.284 at d_k = 64; 1.649 at d_k = 16; 1.781 at d_k = 12 (7.389 at g = 1)" in r.message
+    assert "the head cannot attend" in r.message and "learned or large gain and drop the 1/√d_k" in r.message
+    assert "length √d_k, so g = √d_k" in r.message and "Henry et al. 2020" in r.message
+    r = check_attention(qk_norm_l2(1.0))
+    assert "e^(2g) = 7.389 at d_k = 64" in r.message and "drop the 1/√d_k" not in r.message
+    r = check_attention(qk_norm_l2(10.0))
+    assert "with a gain above 1" in r.message and "e^(2g) = 4.852e+08" in r.message
+
+
+def test_qk_norm_gain_shrinking_past_1_at_one_size_only():
+    """g = 6/√d_k: 0.75 at d_k = 64 (cannot attend), above 1 at 16 and 12; g = 40/√d_k stays above 1 (ok, warned)."""
+    def l2_gain_over_sqrt_dk(m):
+        def fn(q, k, v):
+            qn, kn = (x / np.linalg.norm(x, axis=-1, keepdims=True) for x in (q, k))
+            return sm(m * qn @ kt(kn) / math.sqrt(q.shape[-1])) @ v
+        return fn
+
+    r = check_attention(l2_gain_over_sqrt_dk(6.0))
+    assert r.diagnosis == "qk_norm_small_gain" and "at d_k = 64, where g ≤ 1" in r.message, r
+    r = check_attention(l2_gain_over_sqrt_dk(40.0))
+    assert r.diagnosis == "qk_norm" and "reaches 1 at d_k = m² = 1600" in r.message, r
+
+
+@given(gain=st.floats(0.05, 3.0), seed=st.integers(0, 2**16))
+@example(gain=1.0, seed=0).via("g = 1 exactly: plain q̂·k̂")
+@example(gain=1.01, seed=0).via("just above 1")
+@example(gain=0.99, seed=0).via("just below 1")
+@settings(max_examples=25, deadline=None)
+def test_qk_norm_gain_boundary_sits_at_1(gain, seed):
+    """g ≤ 1 -> qk_norm_small_gain, g > 1 -> qk_norm; within the checker's relative tolerance (1e-3 in float64) of 1
+    either is allowed (the measured g of plain q̂·k̂ is 1 ± 1e-15)."""
+    report = check_attention(qk_norm_l2(gain), rng=seed)
+    assert all(g == pytest.approx(gain, rel=1e-6) for g in report.measured["g"].values())
+    if gain <= 1:
+        assert report.diagnosis == "qk_norm_small_gain" and not report.ok, report
+    elif gain > 1.002:
+        assert report.diagnosis == "qk_norm" and report.ok, report
+    else:
+        assert report.diagnosis in ("qk_norm", "qk_norm_small_gain"), report
+
+
+# ------------------------------------------------------------------ review 09, findings 8-10: messages
+
+
+def test_a_mask_filled_with_0_says_the_fill_is_too_small():
+    def fill_0(q, k, v, mask):
+        return sm(np.where(mask, q @ kt(k) / math.sqrt(q.shape[-1]), 0.0)) @ v
+
+    def times_mask(q, k, v, mask):
+        return sm(q @ kt(k) / math.sqrt(q.shape[-1]) * mask) @ v
+
+    for fn in (fill_0, times_mask):
+        r = check_attention(fn)
+        assert r.diagnosis == "mask_overflow", r
+        assert "The fill value is too small" in r.message and "Nothing overflows here" in r.message
+        assert "np.where(mask, logits, -np.inf)" in r.message
+
+
+def causal_inside(q, k, v):
+    z = q @ kt(k) / math.sqrt(q.shape[-1])
+    return sm(np.where(np.tril(np.ones(z.shape[-2:], dtype=bool)), z, -np.inf)) @ v
+
+
+def causal_bottom_right(q, k, v):  # flash-attn's causal=True: query i sees keys j <= i + S - L
+    z = q @ kt(k) / math.sqrt(q.shape[-1])
+    L, S = z.shape[-2:]
+    return attnlib.softmax(np.where(np.tril(np.ones((L, S), dtype=bool), k=S - L), z, -np.inf)) @ v
+
+
+def window_inside(q, k, v):  # keys within one position of the query
+    z = q @ kt(k) / math.sqrt(q.shape[-1])
+    L, S = z.shape[-2:]
+    near = np.abs(np.arange(L)[:, None] - np.arange(S)) <= 1
+    return attnlib.softmax(np.where(near, z, -np.inf)) @ v  # zeros on a row with no key
+
+
+@pytest.mark.parametrize("fn, words", [
+    (causal_inside, "keys after the query (key j > query i) get weight 0 in every probe: a causal mask"),
+    (causal_bottom_right, "keys j > i + S − L get weight 0"),
+    (window_inside, "some keys get weight 0 at the same places in every batch and head: a mask inside"),
+    (good, None),
+], ids=["causal", "bottom-right", "window", "no-mask"])
+def test_a_mask_built_into_fn_is_named_not_unchecked(fn, words):
+    r = check_attention(fn)
+    assert r.diagnosis == "ok", r
+    if words is None:
+        assert "your function takes no mask, so masking was not checked" in r.notes
+    else:
+        assert any(words in n for n in r.notes), r.notes
+        assert not any("masking was not checked" in n for n in r.notes), r.notes
+
+
+def test_torch_is_causal_is_named():
+    torch = pytest.importorskip("torch")
+
+    def sdpa_causal(q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    r = check_attention(sdpa_causal)
+    assert r.diagnosis == "ok" and any("a causal mask inside your function" in n for n in r.notes), r
+
+
+def test_alibi_without_scale_names_the_one_size_probed():
+    def alibi_unscaled(q, k, v):
+        H, L, S = q.shape[-3], q.shape[-2], k.shape[-2]
+        slopes = 2.0 ** (-8 * np.arange(1, H + 1) / H)[:, None, None]
+        return sm(q @ kt(k) - slopes * np.abs(np.arange(L)[:, None] - np.arange(S))) @ v
+
+    r = check_attention(alibi_unscaled)
+    assert r.diagnosis == "no_scale", r
+    assert "at the one head size probed (d_k = 64)" in r.message and "every head size" not in r.message
+    assert "at every head size probed (d_k = 64, 16, 12)" in check_attention(no_scale).message
 
 
 @given(cap=st.floats(3.0, 60.0), seed=st.integers(0, 2**16))

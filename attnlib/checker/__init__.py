@@ -42,14 +42,18 @@ Diagnoses (``AttentionReport.diagnosis``); ``report.ok`` is True for the first f
 ------------------------------------------------------------------------------------
 - ``ok``: c = 1/√d_k at every probe, rows sum to 1, output = weights @ v, masking works.
 - ``qk_norm``: log-weights are linear in cos(q, k) (q and k normalised per head, or over the whole
-  projection) with a gain g: reported with the bound |logit| ≤ g it implies.
+  projection) with a gain g > 1 at every head size: reported with the bound |logit| ≤ g it implies.
 - ``soft_cap``: at large logits (q stretched) the weights follow c·tanh(s/c) with s = q·k/√d_k:
   the cap c is reported.
 - ``attention_sink``: rows sum below 1, with one sink logit per head in the denominator; the sink
   mass and logits are reported; q·k scaled by 1/√d_k.
 - ``position_bias``: log-weights are c·q·k plus a bias that does not depend on q or k (fitted over
   redraws of q and k at one size); ALiBi slopes are named when the bias is −m·|i − j|.
-- ``no_scale``: c = 1 at every probe.
+- ``qk_norm_small_gain``: QK-norm as above but g ≤ 1 at some head size (an L2 norm still divided by
+  √d_k: g = 1/√d_k; plain q̂·k̂: g = 1). With |logit| ≤ g no weight exceeds another by more than
+  e^(2g) ≤ 7.39, so the head cannot attend; the message gives g per d_k and the fix (a learned or
+  large gain; RMS norm then 1/√d_k gives g = √d_k).
+- ``no_scale``: c = 1 at every probe (also RMS-normalised q, k never divided by √d_k: g = d_k).
 - ``one_over_dk``: c = 1/d_k (muP's choice; a bug unless the init is muP's).
 - ``times_sqrt_dk``: c = √d_k (the sign of the exponent flipped: ``/ d**-0.5``).
 - ``sqrt_d_model``: c = 1/√(H·d_k), the model width at the probe, or a fixed 1/√N where N is a width
@@ -90,14 +94,16 @@ from .callers import FunctionCaller, Unusable, describe_exception, is_layer
 from .codes import DIAGNOSES, OK_CODES
 from .fit import log_weight_points
 from .masks import MASK_FORMS, check_mask
+from .messages import no_mask_note
 from .probe import DEFAULT_SHAPES, LAYER_SIZES, probe_arrays, probe_function, probe_layers, redrawn
 from .report import AttentionReport
-from .verdict import decide
+from .verdict import decide, masked_inside
 
 __all__ = ["check_attention", "AttentionReport", "DIAGNOSES", "OK_CODES", "DEFAULT_SHAPES", "log_weight_points"]
 
-_SCALE_CODES = {"ok", "qk_norm", "soft_cap", "attention_sink", "position_bias", "no_scale", "times_sqrt_dk",
-                "one_over_dk", "sqrt_d_model", "fixed_scale", "constant_multiple", "wrong_axis", "wrong_scale"}
+_SCALE_CODES = {"ok", "qk_norm", "soft_cap", "attention_sink", "position_bias", "qk_norm_small_gain", "no_scale",
+                "times_sqrt_dk", "one_over_dk", "sqrt_d_model", "fixed_scale", "constant_multiple", "wrong_axis",
+                "wrong_scale"}
 
 
 def check_attention(fn, *, shapes=None, backend="auto", rng=0) -> AttentionReport:
@@ -272,5 +278,5 @@ def _check_function(fn, shapes, backend, gen) -> AttentionReport:
                 return mask_report
             report.notes.append(f"the mask has a bug too ({mask_report.diagnosis}): {mask_report.message}")
     elif not caller.takes_mask and report.diagnosis in _SCALE_CODES:
-        report.notes.append("your function takes no mask, so masking was not checked")
+        report.notes.append(no_mask_note(masked_inside(probes)))
     return report

@@ -5,12 +5,15 @@ from __future__ import annotations
 # (code, ok, meaning). report.ok is True exactly for the rows marked True.
 _TABLE = (
     ("ok", True, "logits scaled by 1/√d_k, softmax over the keys, output = weights @ v; masking (if taken) correct"),
-    ("qk_norm", True, "q and k normalised per row (L2 or RMS) before the product: logits = g·q̂·k̂ with a fixed g, "
-                      "so |logit| ≤ g"),
+    ("qk_norm", True, "q and k normalised per row (L2 or RMS) before the product: logits = g·q̂·k̂ with a gain "
+                      "g > 1 at every head size, so |logit| ≤ g"),
     ("soft_cap", True, "logits s = q·kᵀ/√d_k soft-capped as c·tanh(s/c) before the softmax"),
     ("attention_sink", True, "softmax with a learned sink logit per head in the denominator (rows sum below 1), "
                              "q·k scaled by 1/√d_k"),
     ("position_bias", True, "q·kᵀ/√d_k plus an additive bias that does not depend on q or k (ALiBi, relative bias)"),
+    ("qk_norm_small_gain", False, "q and k normalised (L2 or RMS) but the logits' gain g ≤ 1 at some head size: "
+                                  "|logit| ≤ g, so no weight can exceed another by more than e^(2g) (≤ 7.39): "
+                                  "the head cannot attend (an L2 norm still divided by √d_k: g = 1/√d_k)"),
     ("no_scale", False, "logits not scaled (factor 1)"),
     ("one_over_dk", False, "divided by d_k instead of √d_k"),
     ("times_sqrt_dk", False, "multiplied by √d_k instead of dividing (exponent sign flipped)"),

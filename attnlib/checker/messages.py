@@ -85,9 +85,11 @@ def scale_bug_message(diag, label, probes) -> str:
     ex = max(probes, key=lambda p: (p.get("H") or 0, p["d_k"]))
     c, d = ex["c"], ex["d_k"]
     at, ratio = scale_text(ex), c * math.sqrt(d)
-    every = ", ".join(str(p["d_k"]) for p in unique_dk(probes))
+    sizes = unique_dk(probes)
+    every = ", ".join(str(p["d_k"]) for p in sizes)
+    at_all = "at every head size probed" if len(sizes) > 1 else "at the one head size probed"
     if diag == "no_scale":
-        return (f"your scale is 1 at every head size probed (d_k = {every}): you do not scale the logits at all. "
+        return (f"your scale is 1 {at_all} (d_k = {every}): you do not scale the logits at all. "
                 f"Raw q·k has std √d_k (√{d} = {fmt(math.sqrt(d))} at d_k = {d}), so softmax saturates as d_k grows "
                 f"(lessons 01 and 03).")
     if diag == "times_sqrt_dk":
@@ -103,7 +105,7 @@ def scale_bug_message(diag, label, probes) -> str:
             return (f"your scale is {at}: you divided by {root}d_model (heads × d_k = {ex['H']} × {d} = "
                     f"{ex['H'] * d}) instead of √d_k. Each head's logits are {fmt(ratio)} times their intended size, "
                     f"and the factor changes with the number of heads (lesson 04).")
-        return (f"your scale is {fmt(c)} = {label} at every head size probed (d_k = {every}): a fixed model width "
+        return (f"your scale is {fmt(c)} = {label} {at_all} (d_k = {every}): a fixed model width "
                 f"(one of the probe's d_model = heads × d_k), not d_k taken from the arrays (lesson 04).")
     if diag == "wrong_axis":
         axis = label.split("1/", 1)[1].lstrip("√")
@@ -114,12 +116,12 @@ def scale_bug_message(diag, label, probes) -> str:
         n = c**-2
         named = round(n) if abs(n - round(n)) <= 1e-3 * n and round(n) in HEAD_SIZES else None
         what = f" = 1/√{named}, a fixed head size of {named}" if named else ", a fixed number"
-        return (f"your scale is {fmt(c)} at every head size probed (d_k = {every}){what}: your scale does not "
+        return (f"your scale is {fmt(c)} {at_all} (d_k = {every}){what}: your scale does not "
                 f"follow d_k (take d_k = q.shape[-1]). If you are porting Gemma, this is on purpose: Gemma scales "
                 f"by query_pre_attn_scalar ** -0.5, a number from its config, not by the head size.")
     if diag == "constant_multiple":
         m = ratio
-        return (f"your scale is m/√d_k with m = {fmt(m)} at every head size probed ({all_scales(probes)}): the "
+        return (f"your scale is m/√d_k with m = {fmt(m)} {at_all} ({all_scales(probes)}): the "
                 f"logits are {fmt(m)} times their intended size. In a YaRN or MLA port (DeepSeek-V3, gpt-oss) this "
                 f"is intended: the softmax scale there is mscale²/√d_k, with mscale = 0.1·ln(factor) + 1. "
                 f"Anywhere else it is a bug.")
@@ -128,17 +130,46 @@ def scale_bug_message(diag, label, probes) -> str:
     return f"your weights are a softmax of c·q·kᵀ, but c = {cs}, which matches no known rule."
 
 
-def qk_norm_message(per_probe, whole, rule) -> str:
-    """per_probe : [(d_k, g)], g the factor on the cosine of q and k (|logit| ≤ g)."""
-    gs = "; ".join(f"g = {fmt(g)} at d_k = {d}" for d, g in per_probe)
+def _qk_what(whole) -> str:
+    """What the logits of a QK-norm are, per head or over the whole projection."""
     if whole:  # per head the logit is g·q̂_h·k̂_h with q̂ a unit vector over all heads, not g·cos(q_h, k_h)
-        what = ("q and k are normalised over the whole projection (every head together) before the product: the "
+        return ("q and k are normalised over the whole projection (every head together) before the product: the "
                 "logits are g·q̂_h·k̂_h (q̂, k̂: each position's projection over all heads, scaled to unit length)")
-    else:
-        what = "q and k are normalised per head (over d_k) before the product: the logits are g·cos(q, k)"
-    kind = ("the form of QK-norm (Qwen3, Gemma 3, OLMo 2), but not its gain" if "shrinks with d_k" in rule
-            else "QK-norm (Qwen3, Gemma 3, OLMo 2); any fixed gain is fine")
-    return f"{what} with {gs}, so every logit is bounded, |logit| ≤ g{rule}. That is {kind}."
+    return "q and k are normalised per head (over d_k) before the product: the logits are g·cos(q, k)"
+
+
+def qk_norm_message(per_probe, whole, words, rule) -> str:
+    """per_probe : [(d_k, g)], g > 1 the factor on the cosine of q and k (|logit| ≤ g); words, rule : how g follows
+    d_k (verdict._qk_norm)."""
+    gs = "; ".join(f"g = {fmt(g)} at d_k = {d}" for d, g in per_probe)
+    d_min, g_min = min(per_probe, key=lambda dg: dg[1])
+    at = "" if close([g for _, g in per_probe], g_min, 1e-3) else f" at d_k = {d_min}, where g is smallest"
+    text = (f"{_qk_what(whole)} with {gs}, so every logit is bounded, |logit| ≤ g{words}. That is QK-norm (Qwen3, "
+            f"Gemma 3, OLMo 2) with a gain above 1: one key's weight can be up to e^(2g) = {fmt(math.exp(2 * g_min))} "
+            f"times another's{at}.")
+    if rule == "shrinking":
+        m2 = (g_min * math.sqrt(d_min)) ** 2
+        text += (f" But g = m/√d_k shrinks as d_k grows and reaches 1 at d_k = m² = {fmt(m2)}, where the head can no "
+                 "longer attend (qk_norm_small_gain): give the norm a gain that does not shrink with d_k.")
+    return text
+
+
+def qk_norm_small_gain_message(per_probe, whole, words, rule, tol) -> str:
+    """per_probe : [(d_k, g)] with g ≤ 1 (within a relative tol) at some d_k: |logit| ≤ g, so no weight exceeds
+    another's by more than e^(2g) and the head cannot attend there."""
+    gs = "; ".join(f"g = {fmt(g)} at d_k = {d}" for d, g in per_probe)
+    ratios = "; ".join(f"{fmt(math.exp(2 * g))} at d_k = {d}" for d, g in per_probe)
+    small = [d for d, g in per_probe if g <= 1 + tol]
+    where = ("at every head size probed" if len(small) == len(per_probe)
+             else f"at d_k = {', '.join(str(d) for d in small)}, where g ≤ 1")
+    drop = " and drop the 1/√d_k" if rule == "shrinking" else ""
+    return (f"{_qk_what(whole)} with {gs}, so |logit| ≤ g{words}. The gain is too small: with |logit| ≤ g, no "
+            "key's weight can exceed another's by more than e^(2g), however well q and k align: e^(2g) = "
+            f"{ratios} (7.389 at g = 1). So {where} the head cannot attend: its weights stay within that factor of "
+            "each other. The gain must be learned or large: Qwen3 and Gemma 3 keep the 1/√d_k after their RMS norm "
+            "because RMS-normalised q and k have length √d_k, so g = √d_k; Henry et al. 2020's QK-norm (L2) learns "
+            f"g as a parameter. Fix: after an L2 norm, multiply q̂·k̂ by a learned or large gain{drop}; or "
+            "RMS-normalise q and k and then divide by √d_k.")
 
 
 def qk_norm_unscaled_message(per_probe) -> str:
@@ -151,13 +182,9 @@ def qk_norm_unscaled_message(per_probe) -> str:
             "(Qwen3, Gemma 3, OLMo 2) still divide by √d_k after the norm.")
 
 
-def qk_norm_shrinking_gain(m, gs, ds) -> str:
+def qk_norm_shrinking_gain(m) -> str:
     """The rule words when g = m/√d_k: unit q̂, k̂ still divided by √d_k, so the bound shrinks as d_k grows."""
-    i = int(np.argmax(ds))
-    return (f" (g = {fmt(m)}/√d_k: L2-normalised q̂·k̂ still divided by √d_k, so the bound shrinks with d_k: at "
-            f"d_k = {int(ds[i])} no weight can exceed e^(2g) = {fmt(math.exp(2 * gs[i]))} times another and the head "
-            "stays near uniform. Drop the 1/√d_k after an L2 norm (or use RMS norm, whose q·k is d_k·cos), or "
-            "give the norm a gain that can grow")
+    return f" (g = {fmt(m)}/√d_k: L2-normalised q̂·k̂ still divided by √d_k, so the bound shrinks with d_k)"
 
 
 def soft_cap_message(cap, probes) -> str:
@@ -182,6 +209,21 @@ def bias_message(probes, bias, slopes) -> str:
             f"on q or k: {what}.")
 
 
+def no_mask_note(inside) -> str:
+    """The note for a function that takes no mask; inside : verdict.masked_inside's kind, or None."""
+    if inside is None:
+        return "your function takes no mask, so masking was not checked"
+    seen = {"causal": "keys after the query (key j > query i) get weight 0 in every probe: a causal mask inside "
+                      "your function",
+            "causal_bottom_right": "keys j > i + S − L get weight 0 in every probe (query i, L queries, S keys): a "
+                                   "causal mask inside your function, aligned to the last key as flash-attn's "
+                                   "causal=True is",
+            "fixed": "some keys get weight 0 at the same places in every batch and head: a mask inside your "
+                     "function"}[inside]
+    return (f"your function takes no mask parameter, but {seen}; the scale was measured on the open keys (a mask "
+            "passed in, and float16 masking, were not checked)")
+
+
 def mask_messages(kind, **n) -> str:
     """The message of each mask verdict, from the numbers the mask check measured."""
     if kind == "added":
@@ -195,8 +237,12 @@ def mask_messages(kind, **n) -> str:
                 f"`logits = np.where({n['name']}, logits, -np.inf)` (or pass `~{n['name']}` where you call it).")
     if kind == "leak":
         return (f"masked keys keep weight (at least {fmt(n['leak'])}) in float32 whichever mask convention is passed "
-                "(boolean True = may attend or True = blocked, 1/0 numbers, or 0/-inf added): the mask is not "
-                "applied, or its fill value is too small to block a key")
+                "(boolean True = may attend or True = blocked, 1/0 numbers, or 0/-inf added): your mask does not "
+                "block them. The fill value is too small: a blocked logit set to 0 (`np.where(mask, z, 0)`, "
+                "`z * mask`) or to any finite number a logit can outweigh keeps weight (so does a mask that is never "
+                "applied). Nothing overflows here: mask_overflow is the code for every fill that fails to block a "
+                "key, too small as here or a large negative that overflows in float16. Fill with -inf: "
+                "`logits = np.where(mask, logits, -np.inf)`.")
     if kind == "renorm":
         return (f"the open weights of a masked row sum to as little as {fmt(n['lo'])}, not {fmt(n['t'])}: the mask "
                 "was applied after the softmax (softmax(z) * mask) without renormalising. Mask the logits "

@@ -2,7 +2,9 @@
 
 Order of decisions (each step's first failure is the verdict):
 1. structure: output linear in v, softmax over keys (not queries)      -> not_attention
-2. model: softmax(c·q·k) | QK-norm g·cos(q, k) | c·q·k + bias           -> qk_norm, position_bias, not_attention
+2. model: softmax(c·q·k) | QK-norm g·cos(q, k) | c·q·k + bias           -> qk_norm, qk_norm_small_gain (g ≤ 1),
+                                                                          no_scale (g ∝ d_k), position_bias,
+                                                                          not_attention
 3. rows: constant sum | below 1 with one sink logit per head           -> attention_sink, not_attention
 4. large logits: still linear, or c·tanh(s/c)                          -> soft_cap, not_attention
 5. where the scale sits: weights' rows / output factor                 -> scale_after_softmax, scaled_values
@@ -78,6 +80,26 @@ def _report(code, message, probes, notes, **kw):
     return AttentionReport(code, message, scale, public, notes, **kw)
 
 
+def masked_inside(probes):
+    """For a function that takes no mask: "causal" (key j > query i gets weight 0), "causal_bottom_right"
+    (j > i + S − L, flash-attn's alignment), "fixed" (other keys at weight 0, the same in every batch and head)
+    or None (no key is ever at weight 0). Weights (..., L, S) at or below the precision's tiny are zeros."""
+    kinds = set()
+    for p in probes:
+        w = p["_w"]
+        zero = w <= tiny_for(p["eps"])
+        if not zero.any():
+            return None
+        flat = zero.reshape(-1, *zero.shape[-2:])
+        if not np.all(flat == flat[0]):  # zeros that move with q and k: underflow, not a mask
+            return None
+        L, S = flat.shape[-2:]
+        after = np.arange(S)[None, :] - np.arange(L)[:, None]
+        kinds.add("causal" if np.array_equal(flat[0], after > 0) else
+                  "causal_bottom_right" if np.array_equal(flat[0], after > S - L) else "fixed")
+    return kinds.pop() if len(kinds) == 1 else "fixed"
+
+
 def _structure(probes):
     """Why the output is not a weighted average over keys at all, or None."""
     for p in probes:
@@ -89,8 +111,9 @@ def _structure(probes):
 
 
 def _qk_norm(probes, ftol, rel):
-    """(g per probe, whole-projection?, rule words, unscaled?) when log-weights are linear in cos(q, k), else None.
-    unscaled: g = m·d_k per head, RMS-normalised q, k never divided by √d_k (logits of std √d_k: no_scale)."""
+    """(g per probe, whole-projection?, rule words, rule) when log-weights are linear in cos(q, k), else None.
+    rule: "fixed" (one g), "rms" (m·√d_k), "unscaled" (g = m·d_k per head: RMS-normalised q, k never divided by
+    √d_k, logits of std √d_k: no_scale), "shrinking" (m/√d_k), "whole" (m·H·√d_k) or "" (none of them)."""
     variants = [False] + ([True] if all(p["_q"].ndim == 4 for p in probes) else [])
     for whole in variants:
         fits = [fit_linear(cosines(p["_q"], p["_k"], whole), p["_w"], tiny_for(p["eps"])) for p in probes]
@@ -98,22 +121,24 @@ def _qk_norm(probes, ftol, rel):
             gs = np.array([g for g, _, _ in fits])
             ds = np.array([p["d_k"] for p in probes], float)
             hs = np.array([p["H"] for p in probes], float)
-            rule, unscaled = "", False
+            words, rule = "", ""
             if len(set(ds)) > 1:
                 if say.close(gs, gs[0], rel * 10):
-                    rule = f" (one g = {fmt(gs[0])} at every d_k: L2-normalised q̂·k̂ times a fixed gain)"
+                    words, rule = f" (one g = {fmt(gs[0])} at every d_k: L2-normalised q̂·k̂ times a fixed gain)", "fixed"
                 elif say.close(gs / np.sqrt(ds), gs[0] / math.sqrt(ds[0]), rel * 10):
-                    rule = (f" (g = {fmt(gs[0] / math.sqrt(ds[0]))}·√d_k: RMS-normalised q and k, whose product is "
-                            "d_k·cos, divided by √d_k)")
+                    words = (f" (g = {fmt(gs[0] / math.sqrt(ds[0]))}·√d_k: RMS-normalised q and k, whose product is "
+                             "d_k·cos, divided by √d_k)")
+                    rule = "rms"
                 elif say.close(gs / ds, gs[0] / ds[0], rel * 10):
-                    rule = f" (g = {fmt(gs[0] / ds[0])}·d_k: RMS-normalised q and k, not divided by √d_k)"
-                    unscaled = not whole
+                    words = f" (g = {fmt(gs[0] / ds[0])}·d_k: RMS-normalised q and k, not divided by √d_k)"
+                    rule = "" if whole else "unscaled"
                 elif say.close(gs * np.sqrt(ds), gs[0] * math.sqrt(ds[0]), rel * 10):
-                    rule = say.qk_norm_shrinking_gain(gs[0] * math.sqrt(ds[0]), gs, ds)
+                    words, rule = say.qk_norm_shrinking_gain(gs[0] * math.sqrt(ds[0])), "shrinking"
                 elif whole and say.close(gs / (hs * np.sqrt(ds)), gs[0] / (hs[0] * math.sqrt(ds[0])), rel * 10):
-                    rule = (f" (g = {fmt(gs[0] / (hs[0] * math.sqrt(ds[0])))}·H·√d_k: RMS-normalised over the "
-                            "whole projection of H·d_k, then divided by √d_k)")
-            return list(gs), whole, rule, unscaled
+                    words = (f" (g = {fmt(gs[0] / (hs[0] * math.sqrt(ds[0])))}·H·√d_k: RMS-normalised over the "
+                             "whole projection of H·d_k, then divided by √d_k)")
+                    rule = "whole"
+            return list(gs), whole, words, rule
     return None
 
 
@@ -190,13 +215,18 @@ def _logit_model(probes, notes, caller, draws, ftol, rel):
         return cap, None
     qk = _qk_norm(probes, ftol, rel)
     if qk is not None:
-        gs, whole, rule, unscaled = qk
+        gs, whole, words, rule = qk
         per_dk = {p["d_k"]: g for p, g in zip(probes, gs, strict=True)}
-        if unscaled:  # q̂·k̂ of RMS-normalised q, k is d_k·cos, std √d_k: the no_scale bug behind a norm
+        measured = {"g": per_dk, "bound": "|logit| ≤ g"}
+        if min(gs) <= 1 + rel * 10:  # |logit| ≤ g ≤ 1: no weight exceeds another by more than e^(2g) ≤ e^2
+            return None, _report("qk_norm_small_gain", say.qk_norm_small_gain_message(list(per_dk.items()), whole,
+                                                                                       words, rule, rel * 10),
+                                 probes, notes, measured=measured)
+        if rule == "unscaled":  # q̂·k̂ of RMS-normalised q, k is d_k·cos, std √d_k: the no_scale bug behind a norm
             return None, _report("no_scale", say.qk_norm_unscaled_message(list(per_dk.items())), probes, notes,
-                                 measured={"g": per_dk, "bound": "|logit| ≤ g"})
-        return None, _report("qk_norm", say.qk_norm_message(list(per_dk.items()), whole, rule), probes, notes,
-                             measured={"g": per_dk, "bound": "|logit| ≤ g"})
+                                 measured=measured)
+        return None, _report("qk_norm", say.qk_norm_message(list(per_dk.items()), whole, words, rule), probes, notes,
+                             measured=measured)
     biased = _bias(probes, draws, ftol, rel, notes)
     if biased is not None:
         return None, biased
