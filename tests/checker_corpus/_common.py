@@ -9,7 +9,7 @@ import numpy as np
 # report.ok is True exactly for these codes (the lead's table); every other code is ok=False.
 OK_CODES = frozenset({"ok", "qk_norm", "soft_cap", "attention_sink", "position_bias"})
 CODES = OK_CODES | frozenset({
-    "no_scale", "one_over_dk", "times_sqrt_dk", "sqrt_d_model", "fixed_scale", "constant_multiple", "wrong_axis",
+    "qk_norm_small_gain", "no_scale", "one_over_dk", "times_sqrt_dk", "sqrt_d_model", "fixed_scale", "constant_multiple", "wrong_axis",
     "wrong_scale", "scale_after_softmax", "scaled_values", "mask_overflow", "mask_not_renormalised",
     "mask_added_boolean", "mask_inverted", "not_attention", "error"})
 

@@ -40,6 +40,17 @@ def qk_l2_gain_10(q, k, v):
     return w @ v, w
 
 
+def qk_l2_kept_sqrt_dk(q, k, v):
+    """QK-norm added to standard attention, the 1/√d_k left in: logits q̂·k̂/√d_k, so |logit| ≤ 1/√d_k."""
+    w = softmax(_l2(q) @ kt(_l2(k)) / np.sqrt(q.shape[-1]))
+    return w @ v, w
+
+
+def qk_l2_no_gain(q, k, v):
+    """Cosine similarity used as the logit, no gain at all: |logit| ≤ 1."""
+    return softmax(_l2(q) @ kt(_l2(k))) @ v
+
+
 def qk_l2_gain_4_out_only(q, k, v):
     return softmax(4.0 * (_l2(q) @ kt(_l2(k)))) @ v
 
@@ -161,6 +172,10 @@ F = "modern"
 ENTRIES = [
     # proof: logits = 10·q̂·k̂ with q̂, k̂ unit per row (L2 over d_k): qk_norm with g = 10.
     Entry("np_qk_l2_g10", qk_l2_gain_10, "qk_norm", F, measure=(("g", (10.0,), 1e-2),), full=True),
+    # proof: logits = q̂·k̂/√d_k: gain 1/√d_k ≤ 1 at every d_k, no weight can exceed another by e^(2/√d_k).
+    Entry("np_qk_l2_kept_sqrt_dk", qk_l2_kept_sqrt_dk, "qk_norm_small_gain", F, full=True),
+    # proof: logits = q̂·k̂ (cosine), gain exactly 1: qk_norm_small_gain (the boundary case g ≤ 1).
+    Entry("np_qk_l2_no_gain", qk_l2_no_gain, "qk_norm_small_gain", F),
     # proof: logits = 4·q̂·k̂, output only: qk_norm with g = 4.
     Entry("np_qk_l2_g4_out", qk_l2_gain_4_out_only, "qk_norm", F, measure=(("g", (4.0,), 1e-2),)),
     # proof: q, k RMS-normalised per row over d_k, then the standard 1/√d_k: qk_norm (Qwen3 style).
