@@ -103,19 +103,28 @@ def build_site():
     return module
 
 
-def run_apart(path: Path, seed: int) -> tuple[bool, str, float]:
+def run_apart(path: Path, seed: int, tries: int = 2) -> tuple[bool, str, float]:
     """``run_with_seed`` in a child process: one kernel client and event loop per process (two
-    nbclient clients on threads of one process were seen to wait forever on a finished cell)."""
-    try:
-        done = subprocess.run([sys.executable, __file__, "--run-one", str(path), str(seed)],
-                              capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        return False, f"no result after {CHILD_TIMEOUT_S} s (the run hung and was stopped)", CHILD_TIMEOUT_S
-    lines = done.stdout.strip().splitlines()
-    if done.returncode or not lines:
-        return False, f"the run itself failed (exit {done.returncode}): {done.stderr.strip()[-300:]}", 0.0
-    passed, msg, secs = json.loads(lines[-1])
-    return passed, msg, secs
+    nbclient clients on threads of one process were seen to wait forever on a finished cell).
+
+    A child that dies without a result (the kernel or its client failing to start, not a cell
+    failing) is run once more; the message says so, with the error's last line."""
+    problem = ""
+    for attempt in range(tries):
+        try:
+            done = subprocess.run([sys.executable, __file__, "--run-one", str(path), str(seed)],
+                                  capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            return False, f"no result after {CHILD_TIMEOUT_S} s (the run hung and was stopped)", CHILD_TIMEOUT_S
+        lines = done.stdout.strip().splitlines()
+        if done.returncode == 0 and lines:
+            passed, msg, secs = json.loads(lines[-1])
+            if attempt:
+                msg += f" (on a second try: the first run failed outside the lesson: {problem})"
+            return passed, msg, secs
+        errors = [ln.strip() for ln in done.stderr.splitlines() if ln.strip() and not ln.startswith("[")]
+        problem = f"exit {done.returncode}: {errors[-1][:200] if errors else 'no error text'}"
+    return False, f"the run itself failed twice ({problem})", 0.0
 
 
 def draw_seeds(n: int, avoid: set[int]) -> list[int]:

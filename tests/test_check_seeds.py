@@ -54,3 +54,26 @@ def test_bad_arguments_name_the_argument(capsys):
     assert "--seeds must be at least 1" in capsys.readouterr().err
     with pytest.raises(SystemExit, match="--lessons: no lesson numbered 42"):
         check_seeds.main(["--lessons", "42"])
+
+
+def test_a_child_that_dies_before_any_cell_is_run_once_more(monkeypatch):
+    """A kernel that fails to start is not a failed claim: one retry, and the message says so."""
+    import subprocess
+    from types import SimpleNamespace
+
+    calls = []
+
+    def fake_run(cmd, **kw):
+        calls.append(cmd)
+        if len(calls) == 1:
+            return SimpleNamespace(returncode=1, stdout="", stderr="Traceback\nRuntimeError: Kernel didn't respond\n")
+        return SimpleNamespace(returncode=0, stdout='[true, "ok", 1.0]\n', stderr="")
+
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    passed, msg, _ = check_seeds.run_apart(FIXTURE, 2)
+    assert passed and len(calls) == 2
+    assert "second try" in msg and "Kernel didn't respond" in msg
+    calls.clear()
+    monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: SimpleNamespace(returncode=1, stdout="", stderr="boom"))
+    passed, msg, _ = check_seeds.run_apart(FIXTURE, 2)
+    assert not passed and msg == "the run itself failed twice (exit 1: boom)"
