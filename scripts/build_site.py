@@ -422,15 +422,37 @@ def text_outside(fig, drawn: list, tol_px: float = 1.0) -> list[dict]:
         box = text.get_window_extent(renderer)
         over = max(-box.x0, -box.y0, box.x1 - width, box.y1 - height)
         if over > tol_px:
-            sup = getattr(fig, "_suptitle", None)
-            names = [sup.get_text()] if sup is not None else []
-            names += [ax.get_title() for ax in fig.axes if ax.get_title()]
-            found.append({"figure": (names or [f"a figure with {len(fig.axes)} axes"])[0],
+            found.append({"figure": figure_name(fig),
                           "text": " ".join(text.get_text().split())[:90], "over_px": round(float(over), 1)})
     return found
 
 
-def watch_figure_text(record: list):
+def figure_name(fig) -> str:
+    """The figure's suptitle or first title (to find it in its lesson)."""
+    sup = getattr(fig, "_suptitle", None)
+    names = [sup.get_text()] if sup is not None else []
+    names += [ax.get_title() for ax in fig.axes if ax.get_title()]
+    return " ".join((names or [f"a figure with {len(fig.axes)} axes"])[0].split())[:90]
+
+
+def text_size(fig, drawn: list, source: str) -> dict | None:
+    """The smallest text of ``fig``'s last draw: {"figure", "source", "width_px", "dpi", "min_pt",
+    "min_text"}. Shown ``w`` CSS px wide, that text is ``smallest_text_px(entry, w)`` px tall
+    (font size in points × dpi / 72, times the shrink factor w / width_px when w < width_px)."""
+    texts = [(float(t.get_fontsize()), " ".join(t.get_text().split())[:60]) for t, _ in drawn]
+    if not texts:
+        return None
+    size, text = min(texts)
+    return {"figure": figure_name(fig), "source": source, "width_px": int(round(fig.bbox.width)),
+            "dpi": float(fig.dpi), "min_pt": size, "min_text": text}
+
+
+def smallest_text_px(entry: dict, shown_width: float) -> float:
+    """CSS px of an entry's smallest text when its image is shown at most ``shown_width`` px wide."""
+    return entry["min_pt"] * entry["dpi"] / 72 * min(1.0, shown_width / entry["width_px"])
+
+
+def watch_figure_text(record: list, sizes: list | None = None):
     """Record, for every figure a lesson shows (inline output or a slider state's PNG), the texts
     that fall outside its canvas (``text_outside``), into ``record``. Runs INSIDE the lesson's kernel,
     before its first cell; returns a function that removes the watch.
@@ -459,14 +481,24 @@ def watch_figure_text(record: list):
             drawn.setdefault(id(fig), []).append((self, renderer))
         return result
 
+    def note_size(fig, texts, source):
+        entry = text_size(fig, texts, source) if sizes is not None else None
+        if entry is not None:
+            sizes.append(entry)
+
     def print_figure(self, *args, **kwargs):
         result = originals[2](self, *args, **kwargs)
+        texts = drawn.pop(id(self.figure), [])
         if kwargs.get("bbox_inches") != "tight":
-            record.extend(text_outside(self.figure, drawn.pop(id(self.figure), [])))
+            record.extend(text_outside(self.figure, texts))
+        if kwargs.get("dpi") in (None, "figure", self.figure.dpi):  # what the inline backend shows
+            note_size(self.figure, texts, "inline")
         return result
 
     def encode(canvas):
-        record.extend(text_outside(canvas.figure, drawn.pop(id(canvas.figure), [])))
+        texts = drawn.pop(id(canvas.figure), [])
+        record.extend(text_outside(canvas.figure, texts))
+        note_size(canvas.figure, texts, "slider")
         return originals[3](canvas)
 
     Figure.draw, mtext.Text.draw, FigureCanvasBase.print_figure, widgets._encode = (
@@ -547,6 +579,7 @@ def harvest(out_dir: str, model_ids: list[str]) -> None:
             records[model_id] = {"kind": "unknown", "type": type(widget).__name__}
     (out / "widgets.json").write_text(json.dumps(records, default=float), encoding="utf-8")
     (out / "figure_text.json").write_text(json.dumps(globals().get("_FIGURE_TEXT_OUTSIDE", [])), encoding="utf-8")
+    (out / "figure_sizes.json").write_text(json.dumps(globals().get("_FIGURE_TEXT_SIZES", [])), encoding="utf-8")
 
 
 def run_lesson_apart(path: Path, work: Path) -> tuple:
@@ -605,8 +638,9 @@ def run_lesson(path: Path, work: Path, timeout: int = 900):
         poll_in_slices(client.kc)
         info = client.wait_for_reply(client.kc.kernel_info())
         nb.metadata["language_info"] = info["content"]["language_info"]
-        watch = (inspect.getsource(text_outside) + inspect.getsource(watch_figure_text)
-                 + "\n_FIGURE_TEXT_OUTSIDE = []\n_unwatch_figure_text = watch_figure_text(_FIGURE_TEXT_OUTSIDE)\n")
+        watch = ("".join(inspect.getsource(f) for f in (figure_name, text_outside, text_size, watch_figure_text))
+                 + "\n_FIGURE_TEXT_OUTSIDE, _FIGURE_TEXT_SIZES = [], []\n"
+                 "_unwatch_figure_text = watch_figure_text(_FIGURE_TEXT_OUTSIDE, _FIGURE_TEXT_SIZES)\n")
         reply = client.wait_for_reply(client.kc.execute(watch, silent=True, store_history=False))
         if reply["content"]["status"] != "ok":
             raise SystemExit(f"{path.name}: the figure-text watch failed: {reply['content'].get('evalue')}")
@@ -756,12 +790,14 @@ def finish_page(page: str, title: str, lesson_names: set[str], files: Files | No
     return str(soup), "\n".join(styles)
 
 
-def build(paths: list[Path], out: Path, jobs: int = 2, log=print, text_outside_found: list | None = None) -> list[Path]:
+def build(paths: list[Path], out: Path, jobs: int = 2, log=print, text_outside_found: list | None = None,
+          text_sizes_found: list | None = None) -> list[Path]:
     """Build the site for ``paths`` into ``out`` (replaced); returns the written pages (index last).
 
     Every figure the lessons show (static or a slider state) is checked for text outside its canvas
     (``watch_figure_text``); each finding is logged and, when ``text_outside_found`` is a list,
-    appended to it as {"lesson", "figure", "text", "over_px"}."""
+    appended to it as {"lesson", "figure", "text", "over_px"}. When ``text_sizes_found`` is a list,
+    each shown figure's smallest text (``text_size``) is appended to it with its "lesson"."""
     if not paths:
         raise ValueError("paths: no lessons to build")
     # links to any lesson beside the built ones point at its page (a partial build writes the same pages)
@@ -784,6 +820,9 @@ def build(paths: list[Path], out: Path, jobs: int = 2, log=print, text_outside_f
                         f"(figure {found['figure']!r})")
                     if text_outside_found is not None:
                         text_outside_found.append({"lesson": path.name, **found})
+                if text_sizes_found is not None:
+                    sizes = json.loads((Path(tmp) / path.stem / "figure_sizes.json").read_text(encoding="utf-8"))
+                    text_sizes_found.extend({"lesson": path.name, **entry} for entry in sizes)
                 return nb, records
 
             with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
