@@ -42,6 +42,9 @@ def main(argv: list[str]) -> int:
             work = Path(tmp) / path.stem
             build_site.run_lesson_apart(path, work)
             sizes = json.loads((work / "figure_sizes.json").read_text(encoding="utf-8"))
+            for found in json.loads((work / "figure_text.json").read_text(encoding="utf-8")):
+                print(f"✗ {path.name}: text outside its figure by {found['over_px']} px: {found['text']!r} "
+                      f"(figure {found['figure']!r})")
             entries += [{"lesson": path.name, **e} for e in sizes]
     if args.json:
         args.json.write_text(json.dumps(entries, indent=1), encoding="utf-8")

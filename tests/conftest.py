@@ -39,8 +39,9 @@ def site(tmp_path_factory, build_site) -> Path:
     if prebuilt:
         return Path(prebuilt).resolve()
     out = tmp_path_factory.mktemp("site") / "site"
-    found = []  # texts outside their figure's canvas, for test_site.py
+    found, sizes = [], []  # texts outside their figure's canvas; each figure's smallest text
     build_site.build(LESSONS, out, jobs=int(os.environ.get("SITE_JOBS", "2")), log=lambda _: None,
-                     text_outside_found=found)
+                     text_outside_found=found, text_sizes_found=sizes)
     (out.parent / "figure_text_outside.json").write_text(json.dumps(found, indent=1), encoding="utf-8")
+    (out.parent / "figure_text_sizes.json").write_text(json.dumps(sizes, indent=1), encoding="utf-8")
     return out
