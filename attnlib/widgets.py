@@ -23,7 +23,8 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 from IPython.display import Image, display
 
-__all__ = ["slider_view", "int_slider", "float_slider", "numeric_check", "choice_check", "parse_number"]
+__all__ = ["slider_view", "int_slider", "float_slider", "numeric_check", "choice_check", "parse_number",
+           "follow_content_font"]
 
 
 def int_slider(description, min, max, value, step=1, unit=""):
@@ -268,6 +269,8 @@ class SliderView(widgets.VBox):
             self._reference = {name: reference[name] for name in self.sliders}
         self._layout = None  # the reference state's layout, measured when first needed
         super().__init__([*self.sliders.values(), self.output])
+        # the slider labels and readouts (the d_k, T, ... a room reads) at the prose size, also in Presentation Mode
+        follow_content_font(self)
         for s in self.sliders.values():
             s.observe(self._on_change, names="value")
         _count_cell_runs_as_activity()
@@ -711,18 +714,64 @@ def slider_view(draw, update=None, reference=None, **sliders) -> SliderView:
     return SliderView(draw, sliders, update=update, reference=reference)
 
 
+# ---- text that follows JupyterLab's content font size (Presentation Mode enlarges it) ----------
+# ipywidgets draws its text at var(--jp-widgets-font-size) (13 px, JupyterLab's UI size), which
+# Presentation Mode leaves alone while prose grows to 17 px. A box given SCALES_CLASS redefines that
+# variable (and the control height) from --jp-content-font-size1 for everything inside it; the rule
+# comes with the box as a one-line <style> (an HTML widget), so no front-end extension is needed.
+SCALES_CLASS = "attnlib-scales"
+_SCALES_CSS = (f"<style>.{SCALES_CLASS} {{ --jp-widgets-font-size: var(--jp-content-font-size1, 14px); "
+               "--jp-widgets-inline-height: calc(2 * var(--jp-content-font-size1, 14px)); }</style>")
+
+
+def follow_content_font(box: widgets.Box) -> widgets.Box:
+    """Make the text of every widget inside ``box`` follow JupyterLab's content font size; returns ``box``."""
+    if not isinstance(box, widgets.Box):
+        raise TypeError(f"box must be an ipywidgets Box (VBox, HBox, ...); got {type(box).__name__}")
+    box.add_class(SCALES_CLASS)
+    style = widgets.HTML(_SCALES_CSS, layout=widgets.Layout(display="none"))
+    box.children = (*box.children, style)
+    return box
+
+
+# ---- self-checks --------------------------------------------------------------------------------
 _NUMBER = re.compile(r"^\s*([-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?)\s*(/\s*([-+]?\d+(\.\d*)?)\s*)?$")
+_THOUSANDS = re.compile(r"^[-+]?[1-9]\d{0,2}(,\d{3})+(\.\d*)?$")  # a leading 0 never groups thousands
+_AMBIGUOUS = re.compile(r"^[-+]?[1-9]\d{0,2},\d{3}$")  # "1,000": one thousand, or 1.000?
+
+
+def _point_decimals(s: str):
+    """``s`` with decimal commas made points and thousands commas dropped; None if it cannot tell.
+
+    "0,6285" -> "0.6285" (a single comma is a decimal comma); "12,345,678" and "1,234.5" -> thousands
+    (groups of three after 1-3 digits that do not start with 0); "1,000" (one such group and no point)
+    is ambiguous -> None.
+    """
+    if "," not in s:
+        return s
+    if _THOUSANDS.match(s):
+        if "." not in s and _AMBIGUOUS.match(s):
+            return None
+        return s.replace(",", "")
+    if s.count(",") == 1 and "." not in s:
+        return s.replace(",", ".")
+    return None
 
 
 def parse_number(text: str):
-    """Parse what a reader typed: '0.25', '1e-3', '1/8', '12.5%'. Returns float or None.
+    """Parse what a reader typed: '0.25', '0,25', '1e-3', '1/8', '12.5%', '−3'. Returns float or None.
 
-    Nothing is evaluated as code.
+    A single comma is a decimal comma ('0,6285' is 0.6285); commas that group thousands are dropped
+    ('12,345,678', '1,234.5'); '1,000' could be either and is refused (None), like any text that is not
+    a number. Nothing is evaluated as code. The site's course.js parseNumber follows the same steps.
     """
-    s = str(text).strip().replace(",", "")
+    s = str(text).strip().replace("\u2212", "-")
     percent = s.endswith("%")
     if percent:
-        s = s[:-1]
+        s = s[:-1].rstrip()
+    s = _point_decimals(s)
+    if s is None:
+        return None
     m = _NUMBER.match(s)
     if not m:
         return None
@@ -735,27 +784,113 @@ def parse_number(text: str):
     return value / 100 if percent else value
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def accepted_range(answer: float, sig_figs=None, decimals=None, rel_tol=None, abs_tol=None) -> tuple:
+    """(low, high, precision sentence): the one grading rule of every numeric self-check.
+
+    With ``sig_figs`` or ``decimals``, a typed number is right when it rounds to the answer at that
+    precision: it lies within half a unit of the last stated place of the rounded answer (both ends
+    included, so a tie counts either way, and a more precise right value is right too). With neither,
+    the exact value is asked for (a fraction such as 1/8 is fine). ``rel_tol`` / ``abs_tol`` (older
+    calls) accept a band around the answer, which the sentence states. The ends are widened by 1e-9
+    relative so that floating-point reading of the typed text never decides.
+    """
+    given = [name for name, v in (("sig_figs", sig_figs), ("decimals", decimals)) if v is not None]
+    if len(given) > 1 or (given and (rel_tol or abs_tol)):
+        raise ValueError("give one precision: sig_figs, decimals, or rel_tol/abs_tol (got "
+                         + ", ".join(given + [n for n, v in (("rel_tol", rel_tol), ("abs_tol", abs_tol)) if v]) + ")")
+    if sig_figs is not None:
+        if int(sig_figs) != sig_figs or sig_figs < 1:
+            raise ValueError(f"sig_figs must be a whole number >= 1; got {sig_figs!r}")
+        text = f"{answer:.{int(sig_figs) - 1}e}"
+        rounded, unit = float(text), 10.0 ** (int(text.split("e")[1]) - int(sig_figs) + 1)
+        low, high = rounded - unit / 2, rounded + unit / 2
+        says = f"Give it to {_plural(int(sig_figs), 'significant figure')}."
+    elif decimals is not None:
+        if int(decimals) != decimals or decimals < 0:
+            raise ValueError(f"decimals must be a whole number >= 0; got {decimals!r}")
+        rounded, unit = round(answer, int(decimals)), 10.0 ** -int(decimals)
+        low, high = rounded - unit / 2, rounded + unit / 2
+        says = "Give it as a whole number." if decimals == 0 else f"Give it to {_plural(int(decimals), 'decimal place')}."
+    elif rel_tol or abs_tol:
+        if (rel_tol or 0) < 0 or (abs_tol or 0) < 0:
+            raise ValueError(f"rel_tol and abs_tol must be >= 0; got {rel_tol!r}, {abs_tol!r}")
+        tol = max(abs_tol or 0.0, (rel_tol or 0.0) * abs(answer))
+        low, high = answer - tol, answer + tol
+        says = (f"Answers within {format((rel_tol or 0) * 100, '.3g')} % of it are accepted." if tol != (abs_tol or 0)
+                else f"Answers within ±{format(abs_tol, '.3g')} of it are accepted.")
+    else:
+        low = high = answer
+        says = "Give the exact value (a fraction such as 1/8 is fine)."
+    slack = 1e-9 * max(abs(low), abs(high), 1e-300)
+    return low - slack, high + slack, says
+
+
+# A drawn tick / cross (SVG, not an emoji: no emoji font needed), with the verdict word beside it.
+# Colours: dark green / dark vermillion text on a pale tint of the same hue (contrast > 7:1), set inline
+# so the live widget and the site look the same whatever the page's theme.
+_TICK = ('<svg class="check-mark" width="1.15em" height="1.15em" viewBox="0 0 16 16" aria-hidden="true" '
+         'focusable="false" style="flex:none;margin-top:0.15em"><circle cx="8" cy="8" r="8" fill="#00603F"/>'
+         '<path d="M4.3 8.4l2.5 2.5 4.9-5.3" fill="none" stroke="#fff" stroke-width="2" stroke-linecap="round" '
+         'stroke-linejoin="round"/></svg>')
+_CROSS = ('<svg class="check-mark" width="1.15em" height="1.15em" viewBox="0 0 16 16" aria-hidden="true" '
+          'focusable="false" style="flex:none;margin-top:0.15em"><rect width="16" height="16" rx="3" fill="#9A3A00"/>'
+          '<path d="M5 5l6 6M11 5l-6 6" stroke="#fff" stroke-width="2" stroke-linecap="round"/></svg>')
+_BOX = ('<div class="check-verdict check-{kind}" style="display:flex;gap:0.5em;align-items:flex-start;'
+        'padding:0.35em 0.6em;border-radius:4px;border:1px solid {edge};background:{tint};color:{ink}">'
+        '{mark}<div>{body}</div></div>')
+VERDICT_RIGHT = _BOX.format(kind="right", edge="#00603F", tint="#E6F4EE", ink="#00432C", mark=_TICK,
+                            body="<b>Correct.</b> {explanation}")
+VERDICT_WRONG = _BOX.format(kind="wrong", edge="#9A3A00", tint="#FCEDE4", ink="#6E2900", mark=_CROSS,
+                            body="<b>Not quite.</b> {explanation}")
+PLACEHOLDER = "a number, e.g. 0.25, 0,25 or 1/8"
+
+
 class NumericCheck(widgets.VBox):
-    """Type a number, press Check, get right/wrong and a hint."""
+    """Type a number, press Check (or Enter): "Correct." with the explanation, or "Not quite." with a hint.
+
+    The precision asked for is stated under the question; see ``accepted_range`` for the rule.
+    """
 
     # Feedback (HTML), filled in with str.format; the static site's script uses the same strings.
-    UNREADABLE = "Please type a plain number such as 0.25, 1/8 or 2e-3."
-    RIGHT = "✅ Right: {answer}. {explanation}"  # numbers shown with format(x, ".4g")
-    WRONG = "❌ Not quite ({value}). Hint: {hint}"
+    UNREADABLE = ("Please type a plain number such as 0.25, 0,25, 1/8, 12.5% or 2e-3 "
+                  "(for a thousand, type 1000, not 1,000).")
+    RIGHT = VERDICT_RIGHT
+    WRONG = VERDICT_WRONG.replace("{explanation}", "We read your answer as {value}. {hint}")
 
-    def __init__(self, question, answer, rel_tol=0.02, abs_tol=0.0, hint="", explanation=""):
+    def __init__(self, question, answer, rel_tol=None, abs_tol=None, hint="", explanation="", *,
+                 sig_figs=None, decimals=None):
         self.question = question
-        self.answer, self.rel_tol, self.abs_tol = float(answer), rel_tol, abs_tol
+        try:
+            self.answer = float(answer)
+        except (TypeError, ValueError):
+            raise TypeError(f"answer must be a number; got {answer!r}") from None
+        self.rel_tol, self.abs_tol, self.sig_figs, self.decimals = rel_tol, abs_tol, sig_figs, decimals
+        self.low, self.high, self.precision = accepted_range(self.answer, sig_figs, decimals, rel_tol, abs_tol)
         self.hint, self.explanation = hint, explanation
         # continuous_update=False: the value arrives on Enter (or leaving the box), which grades it
-        self.box = widgets.Text(placeholder="type a number, e.g. 0.25 or 1/8", description="answer:",
-                                continuous_update=False)
+        self.box = widgets.Text(placeholder=PLACEHOLDER, description="answer:", continuous_update=False)
         self.button = widgets.Button(description="Check", button_style="info")
         self.feedback = widgets.HTML()
         self.button.on_click(lambda _: self.check())
         self.box.observe(lambda _: self.check(), names="value")
-        super().__init__([widgets.HTML(f"<b>Self-check.</b> {question}"), widgets.HBox([self.box, self.button]),
-                          self.feedback])
+        super().__init__([widgets.HTML(f"<b>Self-check.</b> {question} <i>{self.precision}</i>"),
+                          widgets.HBox([self.box, self.button]), self.feedback])
+        follow_content_font(self)
+
+    @classmethod
+    def from_definition(cls, d: dict) -> NumericCheck:
+        """The check ``definition()`` describes."""
+        return cls(d["question"], d["answer"], d["rel_tol"], d["abs_tol"], d["hint"], d["explanation"],
+                   sig_figs=d["sig_figs"], decimals=d["decimals"])
+
+    def grade(self, text) -> bool | None:
+        """True / False for ``text``, None if it is not a number (no widget change)."""
+        value = parse_number(text)
+        return None if value is None else self.low <= value <= self.high
 
     def check(self, text=None) -> bool | None:
         """Grade ``text`` (default: what is in the box); returns True, False, or None if unreadable."""
@@ -765,37 +900,47 @@ class NumericCheck(widgets.VBox):
         if value is None:
             self.feedback.value = self.UNREADABLE
             return None
-        ok = abs(value - self.answer) <= max(self.abs_tol, self.rel_tol * abs(self.answer))
+        ok = self.low <= value <= self.high
         if ok:
-            self.feedback.value = self.RIGHT.format(answer=f"{self.answer:.4g}", explanation=self.explanation)
+            self.feedback.value = self.RIGHT.format(explanation=self.explanation)
         else:
-            self.feedback.value = self.WRONG.format(value=f"{value:.4g}", hint=self.hint)
+            self.feedback.value = self.WRONG.format(value=f"{value:.4g}", hint=f"Hint: {self.hint}" if self.hint else "")
         return ok
 
     def definition(self) -> dict:
         """Everything that grades this check, as data (the static site grades in JavaScript from it)."""
         return {"kind": "numeric", "question": self.question, "answer": self.answer, "rel_tol": self.rel_tol,
-                "abs_tol": self.abs_tol, "hint": self.hint, "explanation": self.explanation,
+                "abs_tol": self.abs_tol, "sig_figs": self.sig_figs, "decimals": self.decimals,
+                "low": self.low, "high": self.high, "precision": self.precision, "placeholder": PLACEHOLDER,
+                "hint": self.hint, "explanation": self.explanation,
                 "number_pattern": _NUMBER.pattern, "messages": {"unreadable": self.UNREADABLE,
                                                                 "right": self.RIGHT, "wrong": self.WRONG}}
 
 
-def numeric_check(question, answer, rel_tol=0.02, abs_tol=0.0, hint="", explanation="") -> NumericCheck:
-    """Self-check widget for a numeric answer, compared with a tolerance (never evaluated)."""
-    return NumericCheck(question, answer, rel_tol, abs_tol, hint, explanation)
+def numeric_check(question, answer, rel_tol=None, abs_tol=None, hint="", explanation="", *,
+                  sig_figs=None, decimals=None) -> NumericCheck:
+    """Self-check widget for a numeric answer (typed text is parsed, never evaluated).
+
+    Give the precision asked for: ``sig_figs=3`` (anything that rounds to the answer's 3 significant
+    figures is right), ``decimals=2``, or nothing for the exact value; the widget states it to the
+    reader. ``rel_tol`` / ``abs_tol`` (a band, also stated) remain for older calls.
+    """
+    return NumericCheck(question, answer, rel_tol, abs_tol, hint, explanation, sig_figs=sig_figs, decimals=decimals)
 
 
 class ChoiceCheck(widgets.VBox):
-    """Multiple choice with per-option feedback."""
+    """Multiple choice: "Correct." or "Not quite." followed by the chosen option's own feedback."""
 
-    # Feedback (HTML): the verdict, then the chosen option's own feedback; the static site uses these too.
+    # Feedback (HTML), filled in with str.format; the static site uses these too.
     UNCHOSEN = "Pick an option first."
-    RIGHT = "✅ Right. "
-    WRONG = "❌ Not this one. "
+    RIGHT = VERDICT_RIGHT.replace("{explanation}", "{feedback}")
+    WRONG = VERDICT_WRONG.replace("{explanation}", "{feedback}")
 
     def __init__(self, question, options, correct, feedback=None):
         if not 0 <= correct < len(options):
             raise ValueError(f"correct must index options (0..{len(options) - 1}); got {correct}")
+        if feedback is not None and len(feedback) != len(options):
+            raise ValueError(f"feedback must have one entry per option ({len(options)}); got {len(feedback)}")
         self.question = question
         self.options, self.correct = list(options), correct
         self.option_feedback = list(feedback) if feedback else [""] * len(options)
@@ -804,6 +949,12 @@ class ChoiceCheck(widgets.VBox):
         self.feedback = widgets.HTML()
         self.button.on_click(lambda _: self.check())
         super().__init__([widgets.HTML(f"<b>Self-check.</b> {question}"), self.choice, self.button, self.feedback])
+        follow_content_font(self)
+
+    @classmethod
+    def from_definition(cls, d: dict) -> ChoiceCheck:
+        """The check ``definition()`` describes."""
+        return cls(d["question"], d["options"], d["correct"], d["feedback"])
 
     def check(self, index=None) -> bool | None:
         """Grade the chosen option (or ``index``); returns True/False, None if nothing chosen."""
@@ -814,7 +965,7 @@ class ChoiceCheck(widgets.VBox):
             return None
         i = self.options.index(self.choice.value)
         ok = i == self.correct
-        self.feedback.value = (self.RIGHT if ok else self.WRONG) + self.option_feedback[i]
+        self.feedback.value = (self.RIGHT if ok else self.WRONG).format(feedback=self.option_feedback[i])
         return ok
 
     def definition(self) -> dict:

@@ -5,6 +5,19 @@ Lessons are notebooks/NN-short-name.ipynb; a lesson's title is the first '# ' he
 of its first markdown cell after the navigation. The links live in markdown cells
 tagged 'navigation' (created if missing) so they never rot by hand.
 
+Self-check cells (code calling numeric_check / choice_check: their source holds the answer, hint
+and explanation) get JupyterLab's cell metadata {"jupyter": {"source_hidden": true}}, so the source
+starts collapsed and a learner opens it only on purpose; --check names any that lack it.
+
+Instructor notes sit at the very end, after the bottom links, in two markdown cells tagged
+'instructor-notes': a heading cell "## Instructor notes" (listed by the Table of Contents) with
+JupyterLab's collapsed-heading metadata {"jp-MarkdownHeadingCollapsed": true}, so the notes under it
+stay hidden (off the projector) until expanded, and the notes cell starting "> **Instructor notes**".
+Nothing follows them, so collapsing the heading hides nothing else. Each lesson's length lives in
+MINUTES, once: its "What you need" (About N minutes) and its notes' *Timing:* must say the same;
+--check names any lesson whose notes or timings disagree (docs/teaching.md's plan is checked
+against MINUTES by tests/test_teaching_doc.py).
+
     python scripts/add_navigation.py          # rewrite the links
     python scripts/add_navigation.py --check  # exit 1 if any notebook is out of date
 """
@@ -20,6 +33,14 @@ from pathlib import Path
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 LESSON = re.compile(r"^\d\d-[a-z0-9-]+\.ipynb$")
 TAG = "navigation"
+NOTES_TAG = "instructor-notes"
+NOTES_HEADING = "## Instructor notes"
+NOTES_MARK = "> **Instructor notes**"
+COLLAPSED = "jp-MarkdownHeadingCollapsed"  # the cell metadata key JupyterLab 4 reads to start a heading collapsed
+# Minutes to present each lesson in full, in class: the one timing each lesson's "What you need" and
+# instructor notes state (checked here) and docs/teaching.md's plans are budgeted from (checked by its test).
+MINUTES = {"00": 5, "01": 15, "02": 25, "03": 25, "04": 25, "05": 30, "06": 30, "07": 30, "08": 30, "09": 20}
+SELF_CHECK = re.compile(r"\b(numeric_check|choice_check)\s*\(")
 
 
 def lessons() -> list[Path]:
@@ -66,10 +87,91 @@ def with_ids(cells: list[dict]) -> list[dict]:
     return out
 
 
+def is_self_check(cell: dict) -> bool:
+    """A code cell that makes a self-check widget (numeric_check / choice_check)."""
+    source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+    return cell["cell_type"] == "code" and bool(SELF_CHECK.search(source))
+
+
+def with_hidden_checks(cells: list[dict]) -> list[dict]:
+    """The cells, each self-check cell with {"jupyter": {"source_hidden": true}} in its metadata."""
+    out = []
+    for cell in cells:
+        if is_self_check(cell) and not cell.get("metadata", {}).get("jupyter", {}).get("source_hidden"):
+            metadata = dict(cell.get("metadata", {}))
+            metadata["jupyter"] = {**metadata.get("jupyter", {}), "source_hidden": True}
+            cell = {**cell, "metadata": metadata}
+        out.append(cell)
+    return out
+
+
+def unhidden_checks(nb: dict) -> list[str]:
+    """Ids (or indices) of the self-check cells whose source is not hidden."""
+    return [str(cell.get("id", i)) for i, cell in enumerate(nb["cells"])
+            if is_self_check(cell) and not cell.get("metadata", {}).get("jupyter", {}).get("source_hidden")]
+
+
+def is_notes(cell: dict) -> bool:
+    return NOTES_TAG in cell.get("metadata", {}).get("tags", [])
+
+
+def collapsed(cell: dict) -> dict:
+    """The notes' heading cell with JupyterLab's collapsed-heading metadata (other cells unchanged)."""
+    source = "".join(cell["source"])
+    if cell["cell_type"] != "markdown" or not source.startswith("#") or cell["metadata"].get(COLLAPSED) is True:
+        return cell
+    return {**cell, "metadata": {**cell["metadata"], COLLAPSED: True}}
+
+
+def notes_problems(nb: dict, name: str) -> list[str]:
+    """What is wrong with a lesson's instructor notes and timings (empty when all is well).
+
+    The last two cells, both tagged 'instructor-notes': the heading cell (exactly NOTES_HEADING, collapsed)
+    and the notes (starting NOTES_MARK, no heading of their own, "*Timing:* N minutes" with N = MINUTES);
+    no other cell holds notes; the title cell's "About N minutes" is the same N."""
+    cells, out = nb["cells"], []
+    minutes = MINUTES.get(name[:2])
+    if minutes is None:
+        return [f"{name}: no entry in MINUTES (scripts/add_navigation.py)"]
+    text = ["".join(c["source"]) for c in cells]
+    tagged = [i for i, c in enumerate(cells) if is_notes(c)]
+    if tagged != [len(cells) - 2, len(cells) - 1]:
+        out.append(f"{name}: the notes must be the last two cells, tagged {NOTES_TAG!r} (heading, then notes); "
+                   f"tagged cells at {tagged} of {len(cells)}")
+    else:
+        head, notes = cells[-2], cells[-1]
+        if head["cell_type"] != "markdown" or text[-2].strip() != NOTES_HEADING:
+            out.append(f"{name}: the notes' heading cell must be exactly {NOTES_HEADING!r}")
+        if head.get("metadata", {}).get(COLLAPSED) is not True:
+            out.append(f"{name}: the notes' heading cell lacks {{{COLLAPSED!r}: true}} "
+                       "(the notes would show on the projector)")
+        if notes["cell_type"] != "markdown" or not text[-1].startswith(NOTES_MARK):
+            out.append(f"{name}: the notes cell must start with {NOTES_MARK!r}")
+        if any(line.startswith("#") for line in text[-1].splitlines()):
+            out.append(f"{name}: the notes cell has a heading of its own (JupyterLab would not hide what follows it)")
+        timing = re.search(r"\*Timing:\*\s+(?:about\s+)?(\d+) minutes", text[-1])
+        if not timing or int(timing.group(1)) != minutes:
+            out.append(f"{name}: the notes must say '*Timing:* {minutes} minutes' (MINUTES); they say "
+                       f"{timing.group(0) if timing else 'no *Timing:*'}")
+    stray = [str(c.get("id", i)) for i, c in enumerate(cells) if NOTES_MARK in text[i] and not is_notes(c)]
+    if stray:
+        out.append(f"{name}: instructor notes outside the collapsed notes section, in cells {', '.join(stray)}")
+    title_cell = next((t for c, t in zip(cells, text, strict=True)
+                       if c["cell_type"] == "markdown" and TAG not in c.get("metadata", {}).get("tags", [])), "")
+    need = re.search(r"About (\d+) minutes", title_cell)
+    if not need or int(need.group(1)) != minutes:
+        out.append(f"{name}: 'What you need' must say 'About {minutes} minutes' (MINUTES); it says "
+                   f"{need.group(0) if need else 'no About N minutes'}")
+    return out
+
+
 def with_navigation(nb: dict, text: str) -> dict:
     cells = with_ids([c for c in nb["cells"] if TAG not in c.get("metadata", {}).get("tags", [])])
+    cells = with_hidden_checks(cells)
     nb = dict(nb)
-    nb["cells"] = [nav_cell(text, "top"), *cells, nav_cell(text, "bottom")]
+    body = [c for c in cells if not is_notes(c)]
+    notes = [collapsed(c) for c in cells if is_notes(c)]  # last, after the bottom links: collapsing hides nothing else
+    nb["cells"] = [nav_cell(text, "top"), *body, nav_cell(text, "bottom"), *notes]
     # cells carry ids (these navigation cells too), which nbformat allows from 4.5 on
     nb["nbformat"], nb["nbformat_minor"] = 4, max(5, nb.get("nbformat_minor", 0))
     return nb
@@ -85,14 +187,24 @@ def main(argv: list[str]) -> int:
     books = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
     titles = [title(nb, p) for nb, p in zip(books, paths, strict=True)]
     stale = []
+    unhidden = [f"{p.name} (cells {', '.join(ids)})" for p, nb in zip(paths, books, strict=True)
+                if (ids := unhidden_checks(nb))]
+    notes = []
     for i, (path, nb) in enumerate(zip(paths, books, strict=True)):
-        new = dump(with_navigation(nb, nav_text(i, paths, titles)))
+        new_nb = with_navigation(nb, nav_text(i, paths, titles))
+        notes += notes_problems(new_nb, path.name)
+        new = dump(new_nb)
         if new != path.read_text(encoding="utf-8"):
             stale.append(path.name)
             if not check:
                 path.write_text(new, encoding="utf-8")
+    if notes:  # not fixed by rewriting the links: the lesson's text has to change
+        print("instructor notes or timings to fix:\n  " + "\n  ".join(notes))
+        return 1
     if check and stale:
         print("navigation out of date in: " + ", ".join(stale) + "\nrun: python scripts/add_navigation.py")
+        if unhidden:
+            print("self-check cells whose source is not hidden: " + "; ".join(unhidden))
         return 1
     print(f"navigation {'checked' if check else 'written'} for {len(paths)} lesson(s)")
     return 0

@@ -1,9 +1,12 @@
-"""docs/teaching.md stays true: its 50-minute plan is contiguous and names the real lessons,
-the JupyterLab commands it cites exist in the pinned JupyterLab, and every lesson has the
-instructor-notes cell it points to."""
+"""docs/teaching.md stays true: its 50-minute plan adds up (rows plus switching time), takes each
+lesson's length from the one timing table (scripts/add_navigation.py MINUTES) and names its cuts, the
+JupyterLab commands it cites exist in the pinned JupyterLab, and every lesson has the collapsed
+instructor-notes section it points to, with the same timing."""
 
 from __future__ import annotations
 
+import copy
+import importlib.util
 import itertools
 import json
 import re
@@ -16,31 +19,106 @@ ROOT = Path(__file__).resolve().parent.parent
 DOC = (ROOT / "docs" / "teaching.md").read_text(encoding="utf-8")
 LESSON = re.compile(r"^\d\d-[a-z0-9-]+\.ipynb$")
 LESSONS = sorted(p for p in (ROOT / "notebooks").glob("*.ipynb") if LESSON.match(p.name))
-PLAN_ROW = re.compile(r"^\|\s*(\d+)–(\d+)\s*\|\s*`(\d\d-[a-z0-9-]+\.ipynb)`", re.M)
+# | 4–13 | `01-intuition.ipynb` | 15 | what to show | what is cut |
+PLAN_ROW = re.compile(r"^\|\s*(\d+)–(\d+)\s*\|\s*`(\d\d-[a-z0-9-]+\.ipynb)`\s*\|\s*(\d+)\s*\|([^|]*)\|([^|]*)\|\s*$",
+                      re.M)
 NOTES_MARK = "> **Instructor notes**"
+_spec = importlib.util.spec_from_file_location("add_navigation", ROOT / "scripts" / "add_navigation.py")
+NAV = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(NAV)
 
 
-def plan() -> list[tuple[int, int, str]]:
-    return [(int(a), int(b), name) for a, b, name in PLAN_ROW.findall(DOC)]
+def plan(doc: str = DOC) -> list[tuple[int, int, str, int, str, str]]:
+    """(start, end, lesson, full minutes, what to show, what is cut) per row of the 50-minute plan."""
+    return [(int(a), int(b), name, int(full), show.strip(), cut.strip())
+            for a, b, name, full, show, cut in PLAN_ROW.findall(doc)]
 
 
-def test_plan_covers_fifty_minutes_without_gaps():
-    rows = plan()
-    assert rows, "no plan table found"
-    assert rows[0][0] == 0 and rows[-1][1] == 50
-    assert all(prev[1] == nxt[0] for prev, nxt in itertools.pairwise(rows))
-    assert all(a < b for a, b, _ in rows)
+def switch_minutes(doc: str = DOC) -> int:
+    m = re.search(r"Switching notebooks costs (\d+) minutes? each time", doc)
+    assert m, "the plan must state the minutes a notebook switch costs"
+    return int(m.group(1))
 
 
-def test_plan_visits_lessons_00_to_08_once_each():
-    names = [name for *_, name in plan()]
+def plan_problems(doc: str) -> list[str]:
+    """Why the doc's 50-minute plan does not add up (empty when it does)."""
+    rows, switch, out = plan(doc), switch_minutes(doc), []
+    if not rows:
+        return ["no plan table found"]
+    if rows[0][0] != 0 or rows[-1][1] != 50:
+        out.append(f"the plan runs {rows[0][0]}–{rows[-1][1]}, not 0–50")
+    out += [f"{prev[2]} → {nxt[2]}: a gap of {nxt[0] - prev[1]} min, not the {switch} a switch costs"
+            for prev, nxt in itertools.pairwise(rows) if nxt[0] - prev[1] != switch]
+    for a, b, name, full, show, cut in rows:
+        if full != NAV.MINUTES[name[:2]]:
+            out.append(f"{name}: Full says {full}, MINUTES says {NAV.MINUTES[name[:2]]}")
+        if not 0 < b - a <= NAV.MINUTES[name[:2]]:
+            out.append(f"{name}: {b - a} minutes in the plan, more than the whole lesson or none")
+        if b - a < NAV.MINUTES[name[:2]] and not cut:
+            out.append(f"{name}: shown for {b - a} of {NAV.MINUTES[name[:2]]} minutes with no cut named")
+        if not show:
+            out.append(f"{name}: nothing to show")
+    shown, switching = sum(b - a for a, b, *_ in rows), switch * (len(rows) - 1)
+    if f"Shown: {shown} minutes; switching: {switching} minutes." not in doc:
+        out.append(f"the doc must say 'Shown: {shown} minutes; switching: {switching} minutes.'")
+    return out
+
+
+def test_plan_adds_up_to_fifty_minutes_with_switching():
+    assert plan_problems(DOC) == []
+
+
+def test_plan_check_fails_on_a_plan_that_does_not_add_up():
+    """The check above can fail: a row one minute longer, a Full that is not the lesson's, a cut left out."""
+    row = "| 4–13 | `01-intuition.ipynb` | 15 |"
+    assert row in DOC
+    assert any("gap" in p for p in plan_problems(DOC.replace(row, "| 4–14 | `01-intuition.ipynb` | 15 |")))
+    assert any("MINUTES says" in p for p in plan_problems(DOC.replace(row, "| 4–13 | `01-intuition.ipynb` | 9 |")))
+    first = plan()[0]
+    no_cut = DOC.replace(first[5], " ", 1)
+    assert any("no cut named" in p for p in plan_problems(no_cut))
+
+
+def test_plan_visits_or_names_lessons_00_to_08_once_each():
+    planned = [name for _, _, name, *_ in plan()]
+    left = re.search(r"Left out of the 50 minutes: ([^\n]+(?:\n[^\n]+)?)", DOC)
+    assert left, "the doc must name the lessons the 50-minute plan leaves out"
+    cut = re.findall(r"`(\d\d-[a-z0-9-]+\.ipynb)`", left.group(1))
+    names = planned + cut
     assert sorted(n[:2] for n in names) == [f"{i:02d}" for i in range(9)]
+    if LESSONS:
+        assert sorted(names) == [p.name for p in LESSONS if p.name[:2] <= "08"]
 
 
-def test_plan_names_the_lessons_that_exist():
+def test_total_and_ninety_minute_figures_follow_minutes():
+    total = sum(NAV.MINUTES[f"{i:02d}"] for i in range(9))
+    assert f"Lessons 00–08 in full take {total} minutes" in DOC
+    ninety = 50 + switch_minutes() + NAV.MINUTES["05"]
+    assert f"add lesson 05 in full after lesson 04 ({NAV.MINUTES['05']} minutes and one more switch): {ninety}" in DOC
+    assert f"which leaves {90 - ninety} for questions" in DOC
+    assert f"(`09-check-your-attention.ipynb`, {NAV.MINUTES['09']} minutes)" in DOC
+
+
+def test_lessons_notes_and_timings_agree_with_minutes():
+    """Every lesson: notes in their own collapsed section at the end, *Timing:* and 'What you need' = MINUTES."""
     if not LESSONS:
         pytest.skip("no lessons in notebooks/ yet")
-    assert sorted(name for *_, name in plan()) == [p.name for p in LESSONS if p.name[:2] <= "08"]
+    problems = [p for path in LESSONS for p in NAV.notes_problems(json.loads(path.read_text(encoding="utf-8")), path.name)]
+    assert problems == []
+
+
+def test_notes_check_fails_when_notes_are_visible_or_timings_disagree():
+    nb = json.loads((ROOT / "notebooks" / "01-intuition.ipynb").read_text(encoding="utf-8"))
+    assert NAV.notes_problems(nb, "01-intuition.ipynb") == []
+    unfolded = copy.deepcopy(nb)
+    del unfolded["cells"][-2]["metadata"][NAV.COLLAPSED]
+    assert any("lacks" in p for p in NAV.notes_problems(unfolded, "01-intuition.ipynb"))
+    inside = copy.deepcopy(nb)  # notes back above the summary, the way they were
+    inside["cells"].insert(3, inside["cells"].pop())
+    assert NAV.notes_problems(inside, "01-intuition.ipynb")
+    retimed = copy.deepcopy(nb)
+    retimed["cells"][-1]["source"] = "".join(retimed["cells"][-1]["source"]).replace("15 minutes", "7 minutes")
+    assert any("*Timing:* 15 minutes" in p for p in NAV.notes_problems(retimed, "01-intuition.ipynb"))
 
 
 def test_every_lesson_has_the_instructor_notes_the_doc_points_to():
