@@ -60,6 +60,10 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 NBVAL_MARK = "# NBVAL_IGNORE_OUTPUT"  # for nbval only: not shown on the pages
 SITE_CSS, SITE_JS = "course.css", "course.js"
 TITLE = "Why divide by √d_k?"
+SHOW_CODE_TAG = "site-show-code"  # cell tag: on the site this code cell starts unfolded (the code is the lesson)
+INTERVIEW_LESSON = "06-interview-questions"  # the index's "Preparing for an interview?" link
+NOTES_TAG = "instructor-notes"  # scripts/add_navigation.py: the notes' heading and notes cells
+CONTENTS_LESSON = "00-start-here.ipynb"  # the navigation cells' "Contents" link: the index page on the site
 
 # The lab template without anything fetched from the network: no require.js, no widget
 # manager, no MathJax, no mermaid.js (every one of those would come from a CDN).
@@ -92,7 +96,35 @@ math[display="block"] { margin: 0.8em 0; font-size: 1.15em; overflow-x: auto; ov
 .sv-row output { font-variant-numeric: tabular-nums; font-weight: 600; }
 .sv figure { margin: 0.5em 0 0; }
 .sv img { display: block; max-width: 100%; height: auto; }
+.jp-OutputArea-output picture, .sv picture { display: block; }
+.zoomable { cursor: zoom-in; }
+.zoomed { overflow-x: auto; }
+.zoomed > img { max-width: none !important; width: auto !important; cursor: zoom-out; }
+.zoom-hint { color: #555; font: 13px/1.4 system-ui, sans-serif; margin: 0.2em 0 0; }
+.zoom-hint .zh-tap { display: none; }
+@media (max-width: 640px), (pointer: coarse) {
+  .zoom-hint .zh-tap { display: inline; }
+  .zoom-hint .zh-click { display: none; }
+}
 .sv-hint { color: #555; font: 13px/1.4 system-ui, sans-serif; margin: 0.2em 0 0; }
+/* the slider hint names what this device has: a touch screen (coarse pointer) or a mouse and keyboard */
+.sv-hint .on-touch { display: none; }
+@media (pointer: coarse) {
+  .sv-hint .on-touch { display: inline; }
+  .sv-hint .on-keys { display: none; }
+}
+/* code folded behind "Show code" (a <details> per code cell); its outputs stay in view */
+details.code-fold > summary { cursor: pointer; width: max-content; max-width: 100%; margin: 0.15em 0;
+  padding: 0.2em 0.6em; border: 1px solid #c4d3e0; border-radius: 3px; background: #f2f7fb; color: #0058a3;
+  font: 14px/1.4 system-ui, sans-serif; }
+details.code-fold > summary:focus-visible { outline: 3px solid #E69F00; outline-offset: 2px; }
+details.code-fold > summary .fold-lines { color: #555; }
+details.code-fold:not([open]) > summary .fold-hide, details.code-fold[open] > summary .fold-show { display: none; }
+@media print { details.code-fold > summary { display: none; } }
+/* instructor notes: folded under "For instructors", like the collapsed heading in JupyterLab */
+details.instructor-notes { margin: 1em 0 0.5em; }
+details.instructor-notes > summary { cursor: pointer; width: max-content; max-width: 100%; font-weight: 600; }
+details.instructor-notes > summary:focus-visible { outline: 3px solid #E69F00; outline-offset: 2px; }
 .check { border-left: 4px solid #009E73; padding: 0.4em 0.8em; margin: 0.3em 0; max-width: 46em;
   font: 15px/1.5 system-ui, sans-serif; }
 .check fieldset { border: 0; padding: 0; margin: 0; }
@@ -104,6 +136,7 @@ math[display="block"] { margin: 0.8em 0; font-size: 1.15em; overflow-x: auto; ov
   background: #0072B2; color: #fff; cursor: pointer; }
 .check button:focus-visible, .sv input:focus-visible { outline: 3px solid #E69F00; outline-offset: 2px; }
 .check-feedback { min-height: 1.5em; margin: 0.4em 0 0; }
+.check .check-precision { color: #333; }
 @media (max-width: 640px) {
   .jp-InputPrompt, .jp-OutputPrompt { display: none; }
   .jp-Cell { padding: 4px 6px; }
@@ -115,9 +148,61 @@ math[display="block"] { margin: 0.8em 0; font-size: 1.15em; overflow-x: auto; ov
   .sv-row { grid-template-columns: 1fr max-content; }
   .sv-row input[type=range] { grid-column: 1 / -1; grid-row: 2; height: 2.75em; }
   .check input[type=text] { width: 100%; }
-  .jp-OutputArea-output img, .sv figure img { cursor: zoom-in; }
-  .zoomed { overflow-x: auto; }
-  .zoomed > img { max-width: none !important; width: auto !important; cursor: zoom-out; }
+}
+"""
+
+# Accessibility and maths layout (issue 22, items 3-4): contrast of at least 4.5:1 for code colours and
+# prompts on their backgrounds, links underlined in prose, boxes that scroll sideways (code, printed
+# output, tables, display maths) reachable by keyboard with a visible focus ring and a shadow at an
+# edge that hides more, and printed numbers never wrapped mid-number. Appended after EXTRA_CSS.
+A11Y_CSS = """
+/* ---- accessibility: contrast, links, sideways-scrolling boxes ---- */
+:root {
+  --jp-mirror-editor-keyword-color: #006e00;   /* 5.96:1 on the code background #f5f5f5 */
+  --jp-mirror-editor-builtin-color: #006e00;
+  --jp-mirror-editor-number-color: #006e00;
+  --jp-mirror-editor-comment-color: #336666;   /* 5.96:1 */
+  --jp-mirror-editor-operator-color: #7d3cc8;  /* 5.75:1 */
+  --jp-mirror-editor-meta-color: #7d3cc8;
+  --jp-mirror-editor-error-color: #c80000;     /* 5.57:1 */
+  --jp-mirror-editor-bracket-color: #555;
+  --jp-mirror-editor-quote-color: #006e00;
+  --jp-mirror-editor-atom-color: #3a3ad0;
+  --jp-mirror-editor-variable-3-color: #006e4a;
+  --jp-cell-inprompt-font-color: #1f6aa8;      /* 5.70:1 on white */
+  --jp-cell-outprompt-font-color: #a04a2f;     /* 5.97:1 */
+  --jp-cell-prompt-not-active-font-color: #616161;
+  --jp-cell-prompt-not-active-opacity: 1;
+}
+.jp-RenderedHTMLCommon a:link, .jp-RenderedHTMLCommon a:visited, .site-bar a {
+  text-decoration: underline; text-underline-offset: 0.15em; }
+.jp-RenderedHTMLCommon a:hover { text-decoration-thickness: 2px; }
+/* a box that scrolls sideways: a shadow shows at each edge that has more to see (the white covers move
+   with the content, the shadows stay at the edges) */
+.scroll-x, .jp-InputArea-editor, .jp-OutputArea-output.jp-RenderedText {
+  --scroll-bg: #fff;
+  overflow-x: auto; overflow-y: hidden; max-width: 100%;
+  background:
+    linear-gradient(to right, var(--scroll-bg) 30%, rgba(255, 255, 255, 0)) left center / 2.5em 100% no-repeat local,
+    linear-gradient(to left, var(--scroll-bg) 30%, rgba(255, 255, 255, 0)) right center / 2.5em 100% no-repeat local,
+    radial-gradient(farthest-side at 0 50%, rgba(0, 0, 0, 0.28), rgba(0, 0, 0, 0)) left center / 0.9em 100% no-repeat scroll,
+    radial-gradient(farthest-side at 100% 50%, rgba(0, 0, 0, 0.28), rgba(0, 0, 0, 0)) right center / 0.9em 100% no-repeat scroll,
+    var(--scroll-bg);
+}
+.jp-InputArea-editor { --scroll-bg: var(--jp-cell-editor-background, #f5f5f5); }
+.jp-InputArea-editor .highlight { background: transparent; }
+.jp-InputArea-editor .highlight pre, .jp-OutputArea-output pre {
+  white-space: pre; word-break: normal; overflow-wrap: normal; overflow: visible; }
+.scroll-x { display: block; margin: 0.8em 0; }
+.scroll-x > table { display: table; margin: 0; }
+.math-scroll { padding: 0.1em 0; }
+.math-scroll > math[display="block"] { margin: 0; overflow: visible; display: block math; }
+[tabindex="0"]:focus-visible, .scroll-x:focus-visible { outline: 3px solid #0058a3; outline-offset: 2px; }
+/* JupyterLab's narrow layout makes code and outputs table rows, which cannot scroll (their table clips
+   them): blocks instead, so a long line scrolls inside its own box */
+@media only screen and (max-width: 760px) {
+  .jp-InputArea, .jp-OutputArea-child { display: block; }
+  .jp-InputArea-editor, .jp-InputPrompt, .jp-OutputPrompt, .jp-OutputArea-child .jp-OutputArea-output { display: block; }
 }
 """
 
@@ -130,12 +215,16 @@ SITE_SCRIPT = r"""'use strict';
     const inputs = Array.from(root.querySelectorAll('input[type=range]'));
     const outputs = Array.from(root.querySelectorAll('output'));
     const img = root.querySelector('img');
+    const source = root.querySelector('picture source');  // the phone rendering, for screens up to data.media
+    const narrow = data.media ? window.matchMedia(data.media) : null;
     const sizes = data.sliders.map(s => s.readouts.length);
     const strides = sizes.map((_, k) => sizes.slice(k + 1).reduce((a, b) => a * b, 1));
     const kept = new Map();  // url -> Image, so preloaded images stay in the memory cache
     const indices = () => inputs.map(i => Number(i.value));
     const stateOf = idx => idx.reduce((s, i, k) => s + i * strides[k], 0);
-    const url = state => data.files[data.images[state]];
+    const wideUrl = state => data.files[data.images[state]];
+    const phoneUrl = state => data.files[data.phones ? data.phones[state] : data.images[state]];
+    const url = state => (source && narrow && narrow.matches ? phoneUrl(state) : wideUrl(state));  // what shows
     function preload(state) {
       const u = url(state);
       if (kept.has(u)) return;
@@ -172,8 +261,9 @@ SITE_SCRIPT = r"""'use strict';
         outputs[k].textContent = text;
         inputs[k].setAttribute('aria-valuetext', text);
       });
-      const u = url(state);
+      const u = wideUrl(state);
       const started = event ? event.timeStamp : performance.now();
+      if (source && source.getAttribute('srcset') !== phoneUrl(state)) source.srcset = phoneUrl(state);
       if (img.getAttribute('src') !== u) img.src = u;
       img.alt = data.alts[state];
       root.dataset.state = String(state);
@@ -217,11 +307,24 @@ SITE_SCRIPT = r"""'use strict';
   }
   const fill = (template, values) => template.replace(/\{(\w+)\}/g, (_, k) => values[k]);
 
+  function pointDecimals(s) {
+    // attnlib.widgets._point_decimals: one comma is a decimal comma, thousands groups are dropped, '1,000' is refused
+    if (s.indexOf(',') < 0) return s;
+    if (/^[-+]?[1-9]\d{0,2}(,\d{3})+(\.\d*)?$/.test(s)) {
+      if (s.indexOf('.') < 0 && /^[-+]?[1-9]\d{0,2},\d{3}$/.test(s)) return null;
+      return s.replace(/,/g, '');
+    }
+    if (s.split(',').length === 2 && s.indexOf('.') < 0) return s.replace(',', '.');
+    return null;
+  }
+
   function parseNumber(text, pattern) {
-    // attnlib.widgets.parse_number: '0.25', '1e-3', '1/8', '12.5%'; nothing is evaluated
-    let s = String(text).trim().replace(/,/g, '');
+    // attnlib.widgets.parse_number: '0.25', '0,25', '1e-3', '1/8', '12.5%', '\u22123'; nothing is evaluated
+    let s = String(text).trim().replace(/\u2212/g, '-');
     const percent = s.endsWith('%');
-    if (percent) s = s.slice(0, -1);
+    if (percent) s = s.slice(0, -1).trimEnd();
+    s = pointDecimals(s);
+    if (s === null) return null;
     const m = new RegExp(pattern).exec(s);
     if (!m) return null;
     let value = Number(m[1]);
@@ -241,15 +344,15 @@ SITE_SCRIPT = r"""'use strict';
       if (def.kind === 'numeric') {
         const value = parseNumber(form.querySelector('input[type=text]').value, def.number_pattern);
         if (value === null) return say(def.messages.unreadable, 'unreadable');
-        const ok = Math.abs(value - def.answer) <= Math.max(def.abs_tol, def.rel_tol * Math.abs(def.answer));
-        if (ok) say(fill(def.messages.right, { answer: formatG4(def.answer), explanation: def.explanation }), 'right');
-        else say(fill(def.messages.wrong, { value: formatG4(value), hint: def.hint }), 'wrong');
+        const ok = def.low <= value && value <= def.high;  // the range attnlib.widgets.accepted_range gives
+        if (ok) say(fill(def.messages.right, { explanation: def.explanation }), 'right');
+        else say(fill(def.messages.wrong, { value: formatG4(value), hint: def.hint ? 'Hint: ' + def.hint : '' }), 'wrong');
       } else {
         const chosen = form.querySelector('input[type=radio]:checked');
         if (!chosen) return say(def.messages.unchosen, 'unchosen');
         const i = Number(chosen.value);
         const ok = i === def.correct;
-        say((ok ? def.messages.right : def.messages.wrong) + def.feedback[i], ok ? 'right' : 'wrong');
+        say(fill(ok ? def.messages.right : def.messages.wrong, { feedback: def.feedback[i] }), ok ? 'right' : 'wrong');
       }
     }
     form.addEventListener('submit', event => { event.preventDefault(); grade(); });
@@ -258,15 +361,27 @@ SITE_SCRIPT = r"""'use strict';
     form.classList.add('check-ready');
   }
 
-  // ---- on a narrow screen a figure scaled to the width can be tapped to see it full size ----
+  // ---- a figure shown smaller than its pixels can be tapped (clicked) to see it full size; its hint says so ----
   function zoomable(img) {
+    const box = img.parentElement;
+    const holder = img.closest('figure, .jp-OutputArea-output');
+    const hint = holder ? holder.querySelector('.zoom-hint') : null;
+    function fit() {
+      const can = box.classList.contains('zoomed') || img.naturalWidth > img.clientWidth + 1;
+      img.classList.toggle('zoomable', can && !box.classList.contains('zoomed'));
+      if (hint) hint.hidden = !can;
+    }
     img.addEventListener('click', () => {
-      const box = img.parentElement;
       if (img.naturalWidth > img.clientWidth + 1 || box.classList.contains('zoomed')) box.classList.toggle('zoomed');
+      fit();
     });
+    img.addEventListener('load', fit);
+    window.addEventListener('resize', fit);
+    if (img.complete) fit();
   }
 
-  window.courseSite = { formatG4: formatG4, parseNumber: parseNumber };
+  window.courseSite = { formatG4: formatG4, parseNumber: parseNumber,
+    grade: (def, text) => { const v = parseNumber(text, def.number_pattern); return v === null ? null : def.low <= v && v <= def.high; } };
   document.querySelectorAll('.jp-OutputArea-output img, .sv figure img').forEach(zoomable);
   document.querySelectorAll('.sv').forEach(setUpView);
   document.querySelectorAll('form.check').forEach(setUpCheck);
@@ -287,6 +402,9 @@ INDEX_PAGE = """<!DOCTYPE html>
   a {{ color: #0058a3; }}
   .what {{ color: #444; font-size: 0.85em; }}
   .note {{ color: #444; font-size: 0.9em; }}
+  .interview {{ border-left: 6px solid #E69F00; background: #fff6e0; padding: 0.7em 1em; margin: 1.2em 0; }}
+  .interview p {{ margin: 0.3em 0; }}
+  .interview .go {{ font-size: 1.15em; font-weight: 700; }}
 </style>
 </head>
 <body>
@@ -295,7 +413,7 @@ INDEX_PAGE = """<!DOCTYPE html>
 <p>The course's lessons as web pages. Everything works in this browser alone, with no Python and no
 network connection: move the sliders (mouse, touch or arrow keys) and answer the self-checks. To run
 and change the code, open the notebooks in JupyterLab (<code>python3 course.py lab</code>).</p>
-<ol>
+{interview}<ol>
 {items}
 </ol>
 <p class="note">Built by <code>python3 course.py site</code> (<code>scripts/build_site.py</code>).</p>
@@ -351,6 +469,8 @@ class StaticWidgets(Preprocessor):
                 if markup is None:
                     raise SystemExit(f"no static version of widget {view['model_id']} (cell {index})")
                 output["data"] = {"text/html": markup}
+                if markup.startswith(CHECK_FORM):  # a self-check's code holds its answer: only the form is shown
+                    cell.metadata.setdefault("transient", {})["remove_source"] = True
         return cell, resources
 
 
@@ -452,7 +572,153 @@ def smallest_text_px(entry: dict, shown_width: float) -> float:
     return entry["min_pt"] * entry["dpi"] / 72 * min(1.0, shown_width / entry["width_px"])
 
 
-def watch_figure_text(record: list, sizes: list | None = None):
+# Figures on a phone. The content column of a lesson page at a 390 px viewport (Chromium, measured by
+# tests/browser/test_site_phone.py) is PHONE_SHOWN_PX wide at most; a figure whose smallest text would show below
+# PHONE_GOAL_PX there gets a second rendering laid out for a phone (``phone_layout``), served to screens up to
+# PHONE_MEDIA wide by a <picture> source.
+PHONE_SHOWN_PX = 338.0
+PHONE_GOAL_PX = 9.0
+PHONE_MEDIA = "(max-width: 600px)"
+PHONE_MAX_IN, PHONE_MIN_IN = 5.5, 3.0  # width of a phone rendering (inches)
+PHONE_MAX_ROW_IN, PHONE_MIN_ROW_IN = 3.4, 2.3  # height of each stacked panel's cell (inches)
+
+
+def figure_text(fig) -> str:
+    """What a figure shows, in words: its suptitle, then each panel's title and axis labels (a colour
+    bar by its label). A panel with no title is named by its labels alone: no empty "Panel 1: "."""
+    parts = []
+    suptitle = getattr(fig, "_suptitle", None)
+    if suptitle is not None and suptitle.get_text().strip():
+        parts.append(" ".join(suptitle.get_text().split()))
+    shown = [ax for ax in fig.axes if ax.get_visible()]
+    bars = [ax for ax in shown if hasattr(ax, "_colorbar")]
+    panels = [ax for ax in shown if ax not in bars and (ax.get_title() or ax.get_xlabel() or ax.get_ylabel())]
+    for i, ax in enumerate(panels, start=1):
+        title = " ".join(ax.get_title().split())
+        labels = "; ".join(f"{a}: {' '.join(t.split())}" for a, t in (("x", ax.get_xlabel()), ("y", ax.get_ylabel()))
+                           if t.strip())
+        name = f"Panel {i}" if len(panels) > 1 else "Plot"
+        if title:
+            parts.append(f"{name}: {title}" + (f" ({labels})" if labels else ""))
+        elif labels:
+            parts.append(f"{name} ({labels})")
+    for ax in bars:
+        label = " ".join((ax.get_ylabel() or ax.get_xlabel()).split())
+        if label:
+            parts.append(f"Colour scale: {label}")
+    return ". ".join(parts)
+
+
+def phone_width_in(entry: dict) -> float | None:
+    """How wide (inches) a phone rendering of the figure measured by ``entry`` (``text_size``) must be for
+    its smallest text to reach PHONE_GOAL_PX when shown PHONE_SHOWN_PX wide; None if it reaches it as it is."""
+    if smallest_text_px(entry, PHONE_SHOWN_PX) >= PHONE_GOAL_PX:
+        return None
+    # shown PHONE_SHOWN_PX wide, a figure w inches wide shows a pt-point text at pt * PHONE_SHOWN_PX / (72 w) px
+    width = entry["min_pt"] * PHONE_SHOWN_PX / (72 * (PHONE_GOAL_PX + 0.15))
+    return max(PHONE_MIN_IN, min(PHONE_MAX_IN, width))
+
+
+def phone_layout(fig, width_in: float):
+    """Lay ``fig`` out for a phone, in place: ``width_in`` inches wide, its panels (axes that are not
+    colour bars; twins stay together) stacked in one column in reading order, tick labels that shared
+    axes hid shown again, constrained layout. Returns a function that puts ``fig`` back exactly as it
+    was, or None (``fig`` untouched) when it has a panel outside any grid (placed by hand)."""
+    from matplotlib.gridspec import GridSpec
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    panels = [ax for ax in fig.axes if not hasattr(ax, "_colorbar")]
+    if not panels or any(ax.get_subplotspec() is None for ax in panels):
+        return None
+    w0, h0 = (float(v) for v in fig.get_size_inches())
+    groups = {}  # one cell per grid position (twin axes share theirs)
+    for ax in panels:
+        ss = ax.get_subplotspec()
+        key = (id(ss.get_gridspec()), ss.rowspan.start, ss.rowspan.stop, ss.colspan.start, ss.colspan.stop)
+        groups.setdefault(key, []).append(ax)
+    where = {id(g[0]): (-round(g[0].get_position(original=True).y1, 3), round(g[0].get_position(original=True).x0, 3))
+             for g in groups.values()}
+    order = sorted(groups.values(), key=lambda g: where[id(g[0])])
+    top = min(v[0] for v in where.values())
+    if any(not any(ax.get_title() for ax in g) for g in order if where[id(g[0])][0] != top):
+        # rows under a titled first row (a row per measure, a column per setting): keep each column together
+        order = sorted(groups.values(), key=lambda g: where[id(g[0])][::-1])
+    heights = []
+    for group in order:
+        ss = group[0].get_subplotspec()
+        rows = ss.get_gridspec().get_geometry()[0]
+        slot = h0 * (ss.rowspan.stop - ss.rowspan.start) / rows
+        heights.append(min(PHONE_MAX_ROW_IN, max(PHONE_MIN_ROW_IN, slot)))
+    suptitle = getattr(fig, "_suptitle", None)
+    extra = 0.3 * len(fig.legends)
+    if suptitle is not None:  # its lines once wrapped to the phone width (about 0.55 em a character)
+        lines = sum(1 + int(len(line) * suptitle.get_fontsize() * 0.55 / 72 // (width_in - 0.3))
+                    for line in suptitle.get_text().splitlines() or [""])
+        extra += 0.1 + lines * suptitle.get_fontsize() * 1.3 / 72
+    wrapped = [t for t in [suptitle, *(t for ax in fig.axes for t in (ax.title, ax._left_title, ax._right_title,
+                                                                      ax.xaxis.label))] if t is not None]
+    extra += 0.3 * sum(len(ax.get_legend().get_texts()) // 4 for g in order for ax in g if ax.get_legend())
+    saved = {
+        "size": (w0, h0), "engine": fig._layout_engine, "canvas": fig.canvas,
+        "axes": [(ax, ax.get_subplotspec(), ax.get_position(original=True).frozen(), ax.get_position().frozen(),
+                  ax.get_in_layout(), dict(ax.xaxis._major_tick_kw), dict(ax.xaxis._minor_tick_kw),
+                  dict(ax.yaxis._major_tick_kw), dict(ax.yaxis._minor_tick_kw)) for ax in fig.axes],
+        "texts": [(t, t.get_position(), t.get_in_layout()) for t in (getattr(fig, n, None) for n in
+                  ("_suptitle", "_supxlabel", "_supylabel")) if t is not None],
+        "legends": [(lg, lg._ncols) for lg in fig.legends],
+        "wrap": [(t, t.get_wrap()) for t in wrapped],
+    }
+    for t in wrapped:  # titles and x labels longer than the phone figure wrap at its edges
+        t.set_wrap(True)
+    fig.set_size_inches(width_in, sum(heights) + extra, forward=False)
+    grid = GridSpec(len(order), 1, figure=fig, height_ratios=heights)
+    for row, group in enumerate(order):
+        for ax in group:
+            ax.set_subplotspec(grid[row, 0])
+            ax.set_in_layout(True)
+            shared_x = len(ax.get_shared_x_axes().get_siblings(ax)) > 1
+            shared_y = len(ax.get_shared_y_axes().get_siblings(ax)) > 1
+            if shared_x and not ax.xaxis._major_tick_kw.get("label1On", True) and ax.xaxis.get_label_position() == "bottom":
+                ax.tick_params(axis="x", which="both", labelbottom=True)
+            if shared_y and not ax.yaxis._major_tick_kw.get("label1On", True) and ax.yaxis.get_label_position() == "left":
+                ax.tick_params(axis="y", which="both", labelleft=True)
+    for ax in fig.axes:
+        if hasattr(ax, "_colorbar"):
+            ax.set_in_layout(True)
+    for lg in fig.legends:  # a legend row wider than the phone figure wraps to two entries a row
+        if lg._ncols > 2:
+            lg._ncols = 2
+    for t, _, _ in saved["texts"]:
+        t.set_in_layout(True)
+    fig._layout_engine = ConstrainedLayoutEngine()
+
+    def restore():
+        fig._layout_engine = saved["engine"]
+        fig.set_size_inches(*saved["size"], forward=False)
+        for ax, ss, original, active, in_layout, xmaj, xmin, ymaj, ymin in saved["axes"]:
+            if ss is not None:
+                ax.set_subplotspec(ss)
+            ax._set_position(original, which="original")
+            ax._set_position(active, which="active")
+            ax.set_in_layout(in_layout)
+            for axis, major, minor in ((ax.xaxis, xmaj, xmin), (ax.yaxis, ymaj, ymin)):
+                if axis._major_tick_kw != major or axis._minor_tick_kw != minor:
+                    axis._major_tick_kw, axis._minor_tick_kw = major, minor
+                    axis.reset_ticks()
+        for t, xy, in_layout in saved["texts"]:
+            t.set_position(xy)
+            t.set_in_layout(in_layout)
+        for lg, ncols in saved["legends"]:
+            lg._ncols = ncols
+        for t, wrap in saved["wrap"]:
+            t.set_wrap(wrap)
+        fig.set_canvas(saved["canvas"])
+
+    return restore
+
+
+def watch_figure_text(record: list, sizes: list | None = None, phones: list | None = None,
+                      phone_dir: str | None = None):
     """Record, for every figure a lesson shows (inline output or a slider state's PNG), the texts
     that fall outside its canvas (``text_outside``), into ``record``. Runs INSIDE the lesson's kernel,
     before its first cell; returns a function that removes the watch.
@@ -460,7 +726,18 @@ def watch_figure_text(record: list, sizes: list | None = None):
     A figure is checked where its final pixels are made: the inline backend's ``print_figure``
     (unless it crops to a tight bounding box) and the slider views' PNG encoder, so a draw that a
     slider view discards (to move its axes and draw again) is not counted.
+
+    With ``phones`` (a list) and ``phone_dir``: right after each shown PNG is made, the same Figure is
+    described in words (``figure_text``, for alt texts) and, if its smallest text would be below
+    PHONE_GOAL_PX at PHONE_SHOWN_PX, laid out for a phone (``phone_layout``), rendered to
+    ``phone_dir``/<sha256>.png (checked for text outside its canvas too; its size entry gets
+    "variant": "phone") and put back. ``phones`` gets {"wide": sha256 of the shown PNG, "phone": sha256 of the
+    phone PNG or None, "alt": the words}, once per distinct shown PNG.
     """
+    import hashlib
+    import pathlib
+    import time
+
     import matplotlib.text as mtext
     from matplotlib.backend_bases import FigureCanvasBase
     from matplotlib.figure import Figure
@@ -468,6 +745,7 @@ def watch_figure_text(record: list, sizes: list | None = None):
     from attnlib import widgets
 
     drawn = {}  # id(Figure) -> [(Text, renderer)] of that Figure's last draw
+    described = set()  # sha256 of the shown PNGs already in ``phones``
     originals = (Figure.draw, mtext.Text.draw, FigureCanvasBase.print_figure, widgets._encode)
 
     def figure_draw(self, renderer):
@@ -481,25 +759,69 @@ def watch_figure_text(record: list, sizes: list | None = None):
             drawn.setdefault(id(fig), []).append((self, renderer))
         return result
 
-    def note_size(fig, texts, source):
-        entry = text_size(fig, texts, source) if sizes is not None else None
+    def note_size(fig, texts, source, **extra):
+        entry = text_size(fig, texts, source)
         if entry is not None:
-            sizes.append(entry)
+            entry.update(extra)
+            if sizes is not None:
+                sizes.append(entry)
+        return entry
+
+    def phone_version(fig, entry, png, source):
+        """The phone rendering of ``fig`` (just shown as ``png``), noted in ``phones``."""
+        if phones is None or png is None:
+            return
+        wide = hashlib.sha256(png).hexdigest()
+        if wide in described:
+            return
+        described.add(wide)
+        found = {"wide": wide, "phone": None, "alt": figure_text(fig)}
+        phones.append(found)
+        width = phone_width_in(entry) if entry is not None else None
+        started = time.process_time()
+        restore = phone_layout(fig, width) if width is not None else None
+        if restore is None:
+            return
+        try:
+            try:
+                canvas, _ = widgets._agg_draw(fig)
+            except BaseException:  # a slider's render ahead gave way: this picture is described again next time
+                described.discard(wide)
+                phones.remove(found)
+                raise
+            small = originals[3](canvas)  # the slider views' 256-colour PNG: a third of the bytes
+            texts = drawn.pop(id(fig), [])
+            record.extend({**f, "figure": f["figure"] + " (phone)"} for f in text_outside(fig, texts))
+            found["phone"] = hashlib.sha256(small).hexdigest()
+            note_size(fig, texts, source, variant="phone", png=found["phone"], wide=wide)
+            path = pathlib.Path(phone_dir) / f"{found['phone']}.png"
+            if not path.exists():
+                path.write_bytes(small)
+        finally:
+            restore()
+            found["cpu_s"] = round(time.process_time() - started, 4)  # what the phone rendering cost (benchmarks)
 
     def print_figure(self, *args, **kwargs):
         result = originals[2](self, *args, **kwargs)
-        texts = drawn.pop(id(self.figure), [])
+        fig = self.figure
+        texts = drawn.pop(id(fig), [])
         if kwargs.get("bbox_inches") != "tight":
-            record.extend(text_outside(self.figure, texts))
-        if kwargs.get("dpi") in (None, "figure", self.figure.dpi):  # what the inline backend shows
-            note_size(self.figure, texts, "inline")
+            record.extend(text_outside(fig, texts))
+        if kwargs.get("dpi") in (None, "figure", fig.dpi):  # what the inline backend shows
+            target = args[0] if args else kwargs.get("filename")
+            png = target.getvalue() if kwargs.get("format") == "png" and hasattr(target, "getvalue") else None
+            entry = note_size(fig, texts, "inline", **({"png": hashlib.sha256(png).hexdigest()} if png else {}))
+            phone_version(fig, entry, png, "inline")
         return result
 
     def encode(canvas):
-        texts = drawn.pop(id(canvas.figure), [])
-        record.extend(text_outside(canvas.figure, texts))
-        note_size(canvas.figure, texts, "slider")
-        return originals[3](canvas)
+        fig = canvas.figure
+        texts = drawn.pop(id(fig), [])
+        record.extend(text_outside(fig, texts))
+        png = originals[3](canvas)
+        entry = note_size(fig, texts, "slider", png=hashlib.sha256(png).hexdigest())
+        phone_version(fig, entry, png, "slider")
+        return png
 
     Figure.draw, mtext.Text.draw, FigureCanvasBase.print_figure, widgets._encode = (
         figure_draw, text_draw, print_figure, encode)
@@ -525,20 +847,6 @@ def harvest(out_dir: str, model_ids: list[str]) -> None:
     from ipywidgets.widgets.widget import _instances
 
     from attnlib.widgets import ChoiceCheck, NumericCheck, SliderView
-
-    def figure_text(fig) -> str:
-        """What the figure shows, in words: each panel's title and axis labels."""
-        parts = []
-        suptitle = getattr(fig, "_suptitle", None)
-        if suptitle is not None and suptitle.get_text():
-            parts.append(suptitle.get_text())
-        axes = [ax for ax in fig.axes if ax.get_visible() and (ax.get_title() or ax.get_xlabel() or ax.get_ylabel())]
-        for i, ax in enumerate(axes, start=1):
-            title = " ".join(ax.get_title().split())
-            labels = "; ".join(f"{a}: {t}" for a, t in (("x", ax.get_xlabel()), ("y", ax.get_ylabel())) if t)
-            name = f"Panel {i}" if len(axes) > 1 else "Plot"
-            parts.append(f"{name}: {title}" + (f" ({labels})" if labels else ""))
-        return ". ".join(parts)
 
     out = pathlib.Path(out_dir)
     records = {}
@@ -580,6 +888,7 @@ def harvest(out_dir: str, model_ids: list[str]) -> None:
     (out / "widgets.json").write_text(json.dumps(records, default=float), encoding="utf-8")
     (out / "figure_text.json").write_text(json.dumps(globals().get("_FIGURE_TEXT_OUTSIDE", [])), encoding="utf-8")
     (out / "figure_sizes.json").write_text(json.dumps(globals().get("_FIGURE_TEXT_SIZES", [])), encoding="utf-8")
+    (out / "figure_phones.json").write_text(json.dumps(globals().get("_FIGURE_PHONES", [])), encoding="utf-8")
 
 
 def run_lesson_apart(path: Path, work: Path) -> tuple:
@@ -638,9 +947,14 @@ def run_lesson(path: Path, work: Path, timeout: int = 900):
         poll_in_slices(client.kc)
         info = client.wait_for_reply(client.kc.kernel_info())
         nb.metadata["language_info"] = info["content"]["language_info"]
-        watch = ("".join(inspect.getsource(f) for f in (figure_name, text_outside, text_size, watch_figure_text))
-                 + "\n_FIGURE_TEXT_OUTSIDE, _FIGURE_TEXT_SIZES = [], []\n"
-                 "_unwatch_figure_text = watch_figure_text(_FIGURE_TEXT_OUTSIDE, _FIGURE_TEXT_SIZES)\n")
+        constants = "".join(f"{name} = {globals()[name]!r}\n" for name in (
+            "PHONE_SHOWN_PX", "PHONE_GOAL_PX", "PHONE_MAX_IN", "PHONE_MIN_IN", "PHONE_MAX_ROW_IN", "PHONE_MIN_ROW_IN"))
+        watch = (constants + "".join(inspect.getsource(f) for f in (
+                     figure_name, text_outside, text_size, smallest_text_px, figure_text, phone_width_in, phone_layout,
+                     watch_figure_text))
+                 + "\n_FIGURE_TEXT_OUTSIDE, _FIGURE_TEXT_SIZES, _FIGURE_PHONES = [], [], []\n"
+                 f"_unwatch_figure_text = watch_figure_text(_FIGURE_TEXT_OUTSIDE, _FIGURE_TEXT_SIZES, _FIGURE_PHONES, "
+                 f"{str(work)!r})\n")
         reply = client.wait_for_reply(client.kc.execute(watch, silent=True, store_history=False))
         if reply["content"]["status"] != "ok":
             raise SystemExit(f"{path.name}: the figure-text watch failed: {reply['content'].get('evalue')}")
@@ -680,21 +994,57 @@ class Files:
         return self.where[digest]
 
 
+# What moves a slider, said for the device (course.css shows one of the two): on a touch screen, dragging or
+# tapping along it; with a keyboard, the arrow keys, Home/End and Page Up/Page Down of a focused range input.
+SLIDER_HINT = ('<span class="on-touch">Drag a slider or tap along it to change the picture.</span>'
+               '<span class="on-keys">Drag a slider, or focus it (Tab) and use the arrow keys; Home and End jump to '
+               'the ends, Page Up and Page Down take bigger steps.</span>')
+
+
+def phone_renderings(work: Path) -> dict:
+    """{sha256 of a shown PNG: {"alt": what it shows in words, "phone": path of its phone PNG or None}} for a
+    lesson executed into ``work`` (``watch_figure_text``); {} if it was run without the watch."""
+    found = work / "figure_phones.json"
+    if not found.exists():
+        return {}
+    return {e["wide"]: {"alt": e["alt"], "phone": work / f"{e['phone']}.png" if e["phone"] else None}
+            for e in json.loads(found.read_text(encoding="utf-8"))}
+
+
+ZOOM_HINT = '<span class="zh-tap">Tap</span><span class="zh-click">Click</span> the figure to enlarge it (again to shrink it).'
+
+
+def picture_markup(wide_url: str, phone_url: str | None, size: tuple, phone_size: tuple | None, img_attrs: str) -> str:
+    """<picture>: the phone rendering for screens up to PHONE_MEDIA wide, else the figure as shown on a large screen."""
+    source = (f'<source media="{PHONE_MEDIA}" srcset="{phone_url}" width="{phone_size[0]}" height="{phone_size[1]}">'
+              if phone_url else "")
+    return f'<picture>{source}<img src="{wide_url}" {img_attrs} width="{size[0]}" height="{size[1]}"></picture>'
+
+
 def slider_markup(n: int, record: dict, work: Path, files: Files, folder: str) -> str:
-    """A slider view: range inputs, readouts, the figure, and its data for course.js."""
+    """A slider view: range inputs, readouts, the figure (with its phone renderings), and its data for course.js."""
     controls = record["controls"]
-    urls, url_index, images = [], {}, []
-    for digest in record["images"]:
-        url = files.add((work / f"{digest}.png").read_bytes(), folder)
+    described = phone_renderings(work)
+    urls, url_index, images, phones = [], {}, [], []
+
+    def index_of(png: bytes) -> int:
+        url = files.add(png, folder)
         if url not in url_index:
             url_index[url] = len(urls)
             urls.append(url)
-        images.append(url_index[url])
+        return url_index[url]
+
+    for digest in record["images"]:
+        images.append(index_of((work / f"{digest}.png").read_bytes()))
+        phone = described.get(digest, {}).get("phone")
+        phones.append(index_of(phone.read_bytes()) if phone else images[-1])
     sizes = [len(c["values"]) for c in controls]
     state = 0
     for c, size in zip(controls, sizes, strict=True):
         state = state * size + c["index"]
     width, height = png_size((work / f"{record['images'][state]}.png").read_bytes())
+    phone = described.get(record["images"][state], {}).get("phone")  # a view with phone renderings always has a <source>
+    phone_size = png_size(phone.read_bytes()) if phone else (width, height)
     rows = []
     for c in controls:
         ident = f"sv{n}-{c['name']}"
@@ -707,35 +1057,48 @@ def slider_markup(n: int, record: dict, work: Path, files: Files, folder: str) -
             f"</output></div>")
     data = {"sliders": [{"name": c["name"], "readouts": c["readouts"], "unit": c["unit"]} for c in controls],
             "files": urls, "images": images, "alts": record["alts"]}
+    if phones != images:
+        data.update(phones=phones, media=PHONE_MEDIA)
     payload = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
     count = 1
     for size in sizes:
         count *= size
+    alt = html.escape(record["alts"][state])
+    picture = picture_markup(urls[images[state]], urls[phones[state]] if phones != images else None, (width, height),
+                             phone_size, f'alt="{alt}"')
     return (f'<div class="sv" id="sv{n}" data-states="{count}">{"".join(rows)}'
-            f'<figure><img src="{urls[images[state]]}" alt="{html.escape(record["alts"][state])}" '
-            f'width="{width}" height="{height}"></figure>'
-            f'<p class="sv-hint">Drag a slider, or focus it and use the arrow keys: all {count} pictures '
-            f'were drawn ahead, so no Python is needed.</p>'
+            f'<figure>{picture}'
+            f'<figcaption class="zoom-hint" hidden>{ZOOM_HINT}</figcaption></figure>'
+            f'<p class="sv-hint">{SLIDER_HINT} All {count} pictures were drawn ahead, so no Python is needed.</p>'
             f'<script type="application/json" class="sv-data">{payload}</script></div>')
 
 
+CHECK_FORM = '<form class="check '  # how every self-check's markup starts (StaticWidgets finds them by it)
+
+
 def check_markup(n: int, definition: dict) -> str:
-    """A self-check as a form; course.js grades it from the same definition the live widget uses."""
+    """A self-check as a form; course.js grades it from the same definition the live widget uses.
+
+    The answer, hint and explanation are only in the form's JSON data (never in visible text) until
+    the reader's answer is graded."""
     payload = json.dumps(definition, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
     question = f"<b>Self-check.</b> {definition['question']}"  # HTML, as in the live widget
     data = f'<script type="application/json" class="check-data">{payload}</script>'
-    feedback = '<p class="check-feedback" role="status" aria-live="polite"></p>'
+    feedback = '<div class="check-feedback" role="status" aria-live="polite"></div>'
     if definition["kind"] == "numeric":
-        return (f'<form class="check check-numeric" id="check{n}" novalidate>'
-                f'<p class="check-question" id="check{n}-q">{question}</p>'
+        precision = html.escape(definition.get("precision", ""))
+        placeholder = html.escape(definition.get("placeholder", "a number, e.g. 0.25 or 1/8"))
+        return (f'{CHECK_FORM}check-numeric" id="check{n}" novalidate>'
+                f'<p class="check-question" id="check{n}-q">{question} '
+                f'<i class="check-precision">{precision}</i></p>'
                 f'<div class="check-answer"><label for="check{n}-answer">answer:</label>'
                 f'<input type="text" id="check{n}-answer" aria-describedby="check{n}-q" autocomplete="off" '
-                f'autocapitalize="off" spellcheck="false" placeholder="type a number, e.g. 0.25 or 1/8">'
+                f'autocapitalize="off" spellcheck="false" inputmode="decimal" placeholder="{placeholder}">'
                 f'<button type="submit">Check</button></div>{feedback}{data}</form>')
     options = "".join(
         f'<label class="check-option"><input type="radio" name="check{n}" value="{i}"> '
         f"<span>{html.escape(text)}</span></label>" for i, text in enumerate(definition["options"]))
-    return (f'<form class="check check-choice" id="check{n}" novalidate><fieldset>'
+    return (f'{CHECK_FORM}check-choice" id="check{n}" novalidate><fieldset>'
             f'<legend class="check-question">{question}</legend>{options}</fieldset>'
             f'<button type="submit">Check</button>{feedback}{data}</form>')
 
@@ -751,27 +1114,97 @@ def widget_markup(records: dict, work: Path, files: Files, folder: str) -> dict:
     return out
 
 
+def math_text(node) -> str:
+    """Plain text of a MathML (or any) element: d_k, √(d_k), a/b, x^2 rather than the glued "dk"."""
+    if isinstance(node, str):
+        return str(node)
+    parts = [math_text(c) for c in node.children]
+    name = getattr(node, "name", "")
+    if name == "msub" and len(parts) == 2:
+        return f"{parts[0]}_{parts[1]}"
+    if name == "msup" and len(parts) == 2:
+        return f"{parts[0]}^{parts[1]}"
+    if name == "msubsup" and len(parts) == 3:
+        return f"{parts[0]}_{parts[1]}^{parts[2]}"
+    if name == "mfrac" and len(parts) == 2:
+        return f"{parts[0]}/{parts[1]}"
+    if name == "msqrt":
+        inner = "".join(parts)
+        return f"√{inner}" if len(inner) <= 1 or re.fullmatch(r"\w_\w+", inner) else f"√({inner})"
+    return "".join(parts)
+
+
+def introducing_sentence(img, limit: int = 220) -> str:
+    """The words just before a figure's code cell: the last sentences (at most ``limit`` characters) of the last
+    paragraph of the nearest markdown cell above it, outside instructor notes and folded solutions."""
+    cell = img.find_parent(class_="jp-Cell")
+    markdown = cell.find_previous(class_="jp-MarkdownCell") if cell is not None else None
+    if markdown is None:
+        return ""
+    paragraphs = [p for p in markdown.select("p, li")
+                  if not p.find_parent(["blockquote", "details"]) and p.get_text(strip=True)]
+    if not paragraphs:
+        return ""
+    text = " ".join(math_text(paragraphs[-1]).split())
+    sentences = re.split(r"(?<=[.!?:])\s+(?=[A-Z0-9(“\"'])", text)
+    kept = []
+    for sentence in reversed(sentences):
+        if kept and len(" ".join([sentence, *kept])) > limit:
+            break
+        kept.insert(0, sentence)
+    said = " ".join(kept)
+    if len(said) > limit:
+        said = said[:limit].rsplit(" ", 1)[0] + "…"
+    return said
+
+
+def figure_alt(shows: str, intro: str, title: str) -> str:
+    """An alt text from what a figure shows (``figure_text``) and the sentence that introduces it."""
+    parts = [shows.rstrip(". ")] if shows.strip() else []
+    if intro:
+        parts.append(f"In the lesson: {intro}")
+    return ". ".join(parts) if parts else f"A figure without a title or axis labels, in “{title}”"
+
+
 def finish_page(page: str, title: str, lesson_names: set[str], files: Files | None = None,
-                folder: str = "") -> tuple[str, str]:
+                folder: str = "", described: dict | None = None) -> tuple[str, str]:
     """(page, its styles): lesson links point at pages, figures become files with alt text, the
-    page's styles move to the shared course.css and course.js is loaded at the end."""
+    page's styles move to the shared course.css and course.js is loaded at the end.
+
+    ``described`` (``phone_renderings``): per shown PNG's sha256, what it shows in words (its alt text, with the
+    sentence that introduces it) and its phone rendering (a <picture> source for small screens)."""
     soup = BeautifulSoup(page, features="html.parser")
+    for a in soup.select(".celltag_navigation a[href]"):  # generated navigation: "Contents" is the index on the site
+        if a["href"] == CONTENTS_LESSON and a.get_text(strip=True) == "Contents":
+            a["href"] = "index.html"
+    fold_code(soup)
+    fold_notes(soup)
+    keyboard_scroll_boxes(soup)
     for a in soup.find_all("a", href=True):
         target, _, anchor = a["href"].partition("#")
         if target in lesson_names:
             a["href"] = target[: -len(".ipynb")] + ".html" + (f"#{anchor}" if anchor else "")
     figures = [img for img in soup.select(".jp-OutputArea-output img, .jp-RenderedMarkdown img")
                if not img.find_parent(class_="sv")]
-    for i, img in enumerate(figures, start=1):
-        if not img.get("alt") or img["alt"].startswith("No description"):
-            img["alt"] = f"Figure {i} of “{title}”"
+    for img in figures:
         src = img.get("src", "")
-        if files is not None and src.startswith("data:image/png;base64,"):
-            png = b64decode(src.split(",", 1)[1])
+        png = b64decode(src.split(",", 1)[1]) if src.startswith("data:image/png;base64,") else None
+        found = (described or {}).get(hashlib.sha256(png).hexdigest(), {}) if png else {}
+        if not img.get("alt") or img["alt"].startswith("No description"):
+            img["alt"] = figure_alt(found.get("alt", ""), introducing_sentence(img), title)
+        if files is not None and png is not None:
             img["src"] = files.add(png, folder)
             img["width"], img["height"] = (str(v) for v in png_size(png))
             img["loading"] = "lazy"
             img["decoding"] = "async"
+            picture = img.wrap(soup.new_tag("picture"))
+            if found.get("phone"):
+                phone = found["phone"].read_bytes()
+                width, height = png_size(phone)
+                picture.insert(0, soup.new_tag("source", attrs={
+                    "media": PHONE_MEDIA, "srcset": files.add(phone, folder), "width": str(width), "height": str(height)}))
+            hint = BeautifulSoup(f'<p class="zoom-hint" hidden>{ZOOM_HINT}</p>', features="html.parser")
+            picture.insert_after(hint)
     styles = []
     head = soup.head
     if head is not None:
@@ -788,6 +1221,98 @@ def finish_page(page: str, title: str, lesson_names: set[str], files: Files | No
         body.insert(0, bar)
         body.append(soup.new_tag("script", src=SITE_JS))
     return str(soup), "\n".join(styles)
+
+
+def keyboard_scroll_boxes(soup) -> None:
+    """Every box that may scroll sideways on a narrow screen gets the keyboard focus (tabindex 0),
+    a role and a name, so it can be scrolled with the arrow keys: a code cell's source, a printed
+    output, a table (wrapped in a scrolling box, so it stays a table) and a display equation
+    (wrapped likewise). The exporter's tabindex on whole input wrappers and on outputs that do not
+    scroll (figures, widgets) is removed: they are not scroll boxes, and each was a tab stop with no name."""
+    for wrapper in soup.select("div.jp-Cell-inputWrapper[tabindex]"):
+        del wrapper["tabindex"]
+    for n, editor in enumerate(soup.select("div.jp-InputArea-editor"), start=1):
+        editor["tabindex"], editor["role"], editor["aria-label"] = "0", "group", f"Code {n}"
+    for output in soup.select("div.jp-OutputArea-output[tabindex]"):
+        if "jp-RenderedText" not in output.get("class", []):
+            del output["tabindex"]
+    for n, output in enumerate(soup.select("div.jp-OutputArea-output.jp-RenderedText"), start=1):
+        output["tabindex"], output["role"], output["aria-label"] = "0", "group", f"Printed output {n}"
+    for n, table in enumerate(soup.select(".jp-RenderedHTMLCommon table"), start=1):
+        if "scroll-x" not in (table.parent.get("class") or []):
+            table.wrap(soup.new_tag("div", attrs={"class": "scroll-x", "tabindex": "0", "role": "group",
+                                                  "aria-label": f"Table {n}"}))
+    for n, math in enumerate(soup.select('math[display="block"]'), start=1):
+        if "math-scroll" not in (math.parent.get("class") or []):
+            math.wrap(soup.new_tag("span", attrs={"class": "scroll-x math-scroll", "tabindex": "0", "role": "group",
+                                                  "aria-label": f"Equation {n}"}))
+
+
+def interview_box(lesson_names: set[str]) -> str:
+    """The index's "Preparing for an interview? Start here" box, when the interview lesson is in the course."""
+    if f"{INTERVIEW_LESSON}.ipynb" not in lesson_names:
+        return ""
+    page = f"{INTERVIEW_LESSON}.html"
+    return (f'<section class="interview" aria-labelledby="interview-go"><p class="go"><a id="interview-go" '
+            f'href="{page}#questions">Preparing for an interview? Start here</a></p>'
+            "<p>The questions an interviewer asks about the √d_k, each with a short model answer and a computation "
+            f'you can quote numbers from; or go straight to the <a href="{page}#revision-sheet">one-page revision '
+            "sheet</a>.</p></section>\n")
+
+
+def fold_code(soup) -> None:
+    """Put each code cell's source in a ``<details>`` whose summary reads "Show code (N lines)": folded,
+    except in cells tagged ``SHOW_CODE_TAG``, where the code is what the lesson teaches. Outputs stay
+    outside it, in view. A native disclosure: Tab reaches it, Enter or Space opens it, and screen
+    readers announce it as expanded or collapsed; no JavaScript."""
+    for cell in soup.select("div.jp-CodeCell"):
+        wrapper = cell.find("div", class_="jp-Cell-inputWrapper", recursive=False)
+        if wrapper is None or wrapper.find_parent("details") is not None:
+            continue
+        editor = wrapper.find(class_="jp-InputArea-editor")
+        source = editor.get_text() if editor is not None else ""
+        lines = len(source.strip("\n").splitlines())
+        if not source.strip():
+            continue
+        fold = soup.new_tag("details", attrs={"class": "code-fold"})
+        if f"celltag_{SHOW_CODE_TAG}" in cell.get("class", []):
+            fold["open"] = ""
+        summary = BeautifulSoup(
+            '<summary><span class="fold-show">Show code</span><span class="fold-hide">Hide code</span> '
+            f'<span class="fold-lines">({lines} line{"s" if lines != 1 else ""})</span></summary>',
+            features="html.parser")
+        wrapper.wrap(fold)
+        fold.insert(0, summary)
+
+
+def fold_notes(soup) -> None:
+    """The lesson's instructor notes (cells tagged ``instructor-notes``: the heading, then the notes) folded as the
+    collapsed heading is in JupyterLab: the notes' text goes into a ``<details class="instructor-notes">`` whose
+    summary reads "For instructors" (a learner sees one line, a teacher opens it); the heading cell is dropped
+    (the summary says it). A native disclosure: Tab reaches it, Enter or Space opens it; no JavaScript."""
+    for tagged in soup.select(f".celltag_{NOTES_TAG}"):  # the lab template tags a markdown cell's rendered output
+        if tagged.find(["h1", "h2", "h3", "h4", "h5", "h6"]) is not None and tagged.find("blockquote") is None:
+            cell = tagged.find_parent(class_="jp-Cell")
+            (cell or tagged).decompose()
+            continue
+        fold = soup.new_tag("details", attrs={"class": "instructor-notes"})
+        summary = soup.new_tag("summary")
+        summary.string = "For instructors"
+        fold.append(summary)
+        for child in list(tagged.children):
+            fold.append(child.extract())
+        tagged.append(fold)
+
+
+def lesson_line(name: str, records: dict, seconds: float) -> str:
+    """The build's line for one lesson: its run time, its sliders (or "no sliders") and self-checks."""
+    views = [r for r in records.values() if r["kind"] == "sliders"]
+    checks = len(records) - len(views)
+    states = sum(len(r["images"]) for r in views)
+    sliders = (f"{len(views)} slider view{'s' if len(views) != 1 else ''} ({states} pictures drawn)" if views
+               else "no sliders")
+    return (f"{name}: ran in {seconds:.0f} s; {sliders}, "
+            f"{checks or 'no'} self-check{'s' if checks != 1 else ''}")
 
 
 def build(paths: list[Path], out: Path, jobs: int = 2, log=print, text_outside_found: list | None = None,
@@ -813,20 +1338,28 @@ def build(paths: list[Path], out: Path, jobs: int = 2, log=print, text_outside_f
             def one(path: Path):
                 start = time.perf_counter()
                 nb, records = run_lesson_apart(path, Path(tmp) / path.stem)
-                states = sum(len(r["images"]) for r in records.values() if r["kind"] == "sliders")
-                log(f"{path.name}: executed, {states} slider states rendered in {time.perf_counter() - start:.0f} s")
-                for found in json.loads((Path(tmp) / path.stem / "figure_text.json").read_text(encoding="utf-8")):
-                    log(f"{path.name}: text outside its figure by {found['over_px']} px: {found['text']!r} "
-                        f"(figure {found['figure']!r})")
-                    if text_outside_found is not None:
-                        text_outside_found.append({"lesson": path.name, **found})
-                if text_sizes_found is not None:
-                    sizes = json.loads((Path(tmp) / path.stem / "figure_sizes.json").read_text(encoding="utf-8"))
-                    text_sizes_found.extend({"lesson": path.name, **entry} for entry in sizes)
-                return nb, records
+                return nb, records, time.perf_counter() - start
 
-            with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-                results = list(pool.map(one, paths))
+            workers = max(1, jobs)
+            log(f"Building {len(paths)} lesson page{'s' if len(paths) != 1 else ''} into {out}: each lesson runs "
+                f"afresh and every slider picture is drawn ahead ({workers} lesson{'s' if workers != 1 else ''} "
+                "at a time, about 20 s to 2 min each); one line per lesson, in lesson order.")
+            results = []
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                # map() yields in the order of `paths`: each line is logged as soon as its lesson and all
+                # the ones before it are done, so the lines come in lesson order
+                done = zip(paths, pool.map(one, paths), strict=True)
+                for k, (path, (nb, records, seconds)) in enumerate(done, start=1):
+                    log(f"[{k}/{len(paths)}] {lesson_line(path.name, records, seconds)}")
+                    for found in json.loads((Path(tmp) / path.stem / "figure_text.json").read_text(encoding="utf-8")):
+                        log(f"{path.name}: text outside its figure by {found['over_px']} px: {found['text']!r} "
+                            f"(figure {found['figure']!r})")
+                        if text_outside_found is not None:
+                            text_outside_found.append({"lesson": path.name, **found})
+                    if text_sizes_found is not None:
+                        sizes = json.loads((Path(tmp) / path.stem / "figure_sizes.json").read_text(encoding="utf-8"))
+                        text_sizes_found.extend({"lesson": path.name, **entry} for entry in sizes)
+                    results.append((nb, records))
 
             exporter = OfflineHTMLExporter()
             files = Files(staging)
@@ -837,7 +1370,8 @@ def build(paths: list[Path], out: Path, jobs: int = 2, log=print, text_outside_f
                 resources = {"metadata": {"name": title, "path": str(path.parent)},
                              "widgets": widget_markup(records, Path(tmp) / path.stem, files, folder)}
                 page, _ = exporter.from_notebook_node(nb, resources=resources)
-                page, page_styles = finish_page(page, title, names, files, folder)
+                page, page_styles = finish_page(page, title, names, files, folder,
+                                                described=phone_renderings(Path(tmp) / path.stem))
                 if styles is None:
                     styles = page_styles
                 elif page_styles != styles:
@@ -854,10 +1388,10 @@ def build(paths: list[Path], out: Path, jobs: int = 2, log=print, text_outside_f
                                  ((views, "interactive figure"), (checks, "self-check")) if k)
                 items.append(f'<li><a href="{target.name}">{html.escape(title)}</a>'
                              + (f' <span class="what">({what})</span>' if what else "") + "</li>")
-            (staging / SITE_CSS).write_text(styles + "\n" + EXTRA_CSS, encoding="utf-8")
+            (staging / SITE_CSS).write_text(styles + "\n" + EXTRA_CSS + A11Y_CSS, encoding="utf-8")
             (staging / SITE_JS).write_text(SITE_SCRIPT, encoding="utf-8")
-            (staging / "index.html").write_text(INDEX_PAGE.format(title=html.escape(TITLE), items="\n".join(items)),
-                                                encoding="utf-8")
+            (staging / "index.html").write_text(INDEX_PAGE.format(title=html.escape(TITLE), items="\n".join(items),
+                                                                  interview=interview_box(names)), encoding="utf-8")
             written.append(out / "index.html")
         if out.exists():
             if not (out / "index.html").exists() and any(out.iterdir()):
@@ -893,7 +1427,7 @@ def main(argv: list[str]) -> int:
     if latex_to_mathml is None:
         print("note: latex2mathml is not installed, so maths stays as TeX source in the pages")
     start = time.perf_counter()
-    pages = build(paths, args.out, jobs=args.jobs)
+    pages = build(paths, args.out, jobs=args.jobs, log=lambda line: print(line, flush=True))  # lines as they come
     print(f"wrote {len(pages) - 1} lesson page(s), {pages[-1]} and their images "
           f"({site_size(args.out) / 1e6:.1f} MB) in {time.perf_counter() - start:.0f} s")
     print(f"open {args.out / 'index.html'} in a browser, or copy the folder to any static host")
