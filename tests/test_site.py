@@ -109,12 +109,12 @@ def test_self_checks_hand_over_a_definition_that_rebuilds_them():
         assert again.check(text) == q.check(text)
         assert again.feedback.value == q.feedback.value
     assert re.fullmatch(d["number_pattern"], " 1/8 ") and not re.fullmatch(d["number_pattern"], "2**3")
-    assert q.check("9") is False and q.feedback.value == d["messages"]["wrong"].format(value="9", hint="h")
+    assert q.check("9") is False and q.feedback.value == d["messages"]["wrong"].format(value="9", hint="Hint: h")
     c = widgets.choice_check("Pick", ["a", "b"], correct=1, feedback=["no: a", "yes: b"])
     d = c.definition()
     assert (d["kind"], d["options"], d["correct"], d["feedback"]) == ("choice", ["a", "b"], 1, ["no: a", "yes: b"])
-    assert c.check(0) is False and c.feedback.value == d["messages"]["wrong"] + "no: a"
-    assert c.check(1) is True and c.feedback.value == d["messages"]["right"] + "yes: b"
+    assert c.check(0) is False and c.feedback.value == d["messages"]["wrong"].format(feedback="no: a")
+    assert c.check(1) is True and c.feedback.value == d["messages"]["right"].format(feedback="yes: b")
 
 
 # ---- the built site -------------------------------------------------------------------------------

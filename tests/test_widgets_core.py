@@ -23,7 +23,7 @@ def test_parse_number_accepts_plain_forms_and_rejects_code():
 
 def test_numeric_check_grades_with_tolerance():
     q = widgets.numeric_check("What is sqrt(64)?", 8, rel_tol=0.01, hint="square root")
-    assert q.check("8") is True and "Right" in q.feedback.value
+    assert q.check("8") is True and "Correct." in q.feedback.value
     assert q.check("8.05") is True
     assert q.check("9") is False and "square root" in q.feedback.value
     assert q.check("eight") is None

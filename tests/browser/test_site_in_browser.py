@@ -132,8 +132,7 @@ def answer_checks(page, where: str) -> int:
         d = json.loads(form.locator("script.check-data").text_content())
         form.scroll_into_view_if_needed()
         if d["kind"] == "numeric":
-            live = widgets.NumericCheck(d["question"], d["answer"], d["rel_tol"], d["abs_tol"], d["hint"],
-                                        d["explanation"])
+            live = widgets.NumericCheck.from_definition(d)
             cases = [(f"{d['answer']:.12g}", True), (f"{d['answer'] * 3 + 1:.12g}", False), ("two", None)]
             if d["answer"] != 0:
                 cases.append((f"{d['answer'] * 100:.12g}%", True))
@@ -150,7 +149,7 @@ def answer_checks(page, where: str) -> int:
                 assert text_of(shown[1]) == text_of(live.feedback.value), f"{where}: check {j + 1}, {text!r}"
                 answered += 1
         else:
-            live = widgets.ChoiceCheck(d["question"], d["options"], d["correct"], d["feedback"])
+            live = widgets.ChoiceCheck.from_definition(d)
             form.locator("button").click()
             assert form.evaluate("f => f.dataset.verdict") == "unchosen"
             for i in range(len(d["options"])):
