@@ -195,6 +195,11 @@ A11Y_CSS = """
   white-space: pre; word-break: normal; overflow-wrap: normal; overflow: visible; }
 .scroll-x { display: block; margin: 0.8em 0; }
 .scroll-x > table { display: table; margin: 0; }
+/* rows see-through, so the edge shadows show through them; a number stays on one line */
+.jp-RenderedHTMLCommon .scroll-x > table tbody tr:nth-child(odd) { background: transparent; }
+.jp-RenderedHTMLCommon .scroll-x > table tbody tr:nth-child(even) { background: rgba(0, 0, 0, 0.04); }
+.jp-RenderedHTMLCommon .scroll-x > table tbody tr:hover { background: rgba(3, 169, 244, 0.08); }
+.scroll-x > table td { white-space: nowrap; }
 .math-scroll { padding: 0.1em 0; }
 .math-scroll > math[display="block"] { margin: 0; overflow: visible; display: block math; }
 [tabindex="0"]:focus-visible, .scroll-x:focus-visible { outline: 3px solid #0058a3; outline-offset: 2px; }
@@ -678,9 +683,9 @@ def phone_layout(fig, width_in: float):
             ax.set_in_layout(True)
             shared_x = len(ax.get_shared_x_axes().get_siblings(ax)) > 1
             shared_y = len(ax.get_shared_y_axes().get_siblings(ax)) > 1
-            if shared_x and not ax.xaxis._major_tick_kw.get("label1On", True) and ax.xaxis.get_label_position() == "bottom":
+            if shared_x and not ax.xaxis._major_tick_kw.get("label1On", True):
                 ax.tick_params(axis="x", which="both", labelbottom=True)
-            if shared_y and not ax.yaxis._major_tick_kw.get("label1On", True) and ax.yaxis.get_label_position() == "left":
+            if shared_y and not ax.yaxis._major_tick_kw.get("label1On", True):
                 ax.tick_params(axis="y", which="both", labelleft=True)
     for ax in fig.axes:
         if hasattr(ax, "_colorbar"):
@@ -793,7 +798,8 @@ def watch_figure_text(record: list, sizes: list | None = None, phones: list | No
             texts = drawn.pop(id(fig), [])
             record.extend({**f, "figure": f["figure"] + " (phone)"} for f in text_outside(fig, texts))
             found["phone"] = hashlib.sha256(small).hexdigest()
-            note_size(fig, texts, source, variant="phone", png=found["phone"], wide=wide)
+            note_size(fig, texts, source, variant="phone", png=found["phone"], wide=wide,
+                      cpu_s=round(time.process_time() - started, 4))
             path = pathlib.Path(phone_dir) / f"{found['phone']}.png"
             if not path.exists():
                 path.write_bytes(small)
@@ -1011,7 +1017,8 @@ def phone_renderings(work: Path) -> dict:
             for e in json.loads(found.read_text(encoding="utf-8"))}
 
 
-ZOOM_HINT = '<span class="zh-tap">Tap</span><span class="zh-click">Click</span> the figure to enlarge it (again to shrink it).'
+ZOOM_HINT = ('<span class="zh-tap">Tap</span><span class="zh-click">Click</span> the figure to enlarge it '
+             '(again to shrink it).')
 
 
 def picture_markup(wide_url: str, phone_url: str | None, size: tuple, phone_size: tuple | None, img_attrs: str) -> str:
@@ -1043,7 +1050,7 @@ def slider_markup(n: int, record: dict, work: Path, files: Files, folder: str) -
     for c, size in zip(controls, sizes, strict=True):
         state = state * size + c["index"]
     width, height = png_size((work / f"{record['images'][state]}.png").read_bytes())
-    phone = described.get(record["images"][state], {}).get("phone")  # a view with phone renderings always has a <source>
+    phone = described.get(record["images"][state], {}).get("phone")  # a view with phone renderings has a <source>
     phone_size = png_size(phone.read_bytes()) if phone else (width, height)
     rows = []
     for c in controls:
@@ -1201,8 +1208,9 @@ def finish_page(page: str, title: str, lesson_names: set[str], files: Files | No
             if found.get("phone"):
                 phone = found["phone"].read_bytes()
                 width, height = png_size(phone)
-                picture.insert(0, soup.new_tag("source", attrs={
-                    "media": PHONE_MEDIA, "srcset": files.add(phone, folder), "width": str(width), "height": str(height)}))
+                attrs = {"media": PHONE_MEDIA, "srcset": files.add(phone, folder),
+                         "width": str(width), "height": str(height)}
+                picture.insert(0, soup.new_tag("source", attrs=attrs))
             hint = BeautifulSoup(f'<p class="zoom-hint" hidden>{ZOOM_HINT}</p>', features="html.parser")
             picture.insert_after(hint)
     styles = []
