@@ -872,7 +872,8 @@ class NumericCheck(widgets.VBox):
         self.low, self.high, self.precision = accepted_range(self.answer, sig_figs, decimals, rel_tol, abs_tol)
         self.hint, self.explanation = hint, explanation
         # continuous_update=False: the value arrives on Enter (or leaving the box), which grades it
-        self.box = widgets.Text(placeholder=PLACEHOLDER, description="answer:", continuous_update=False)
+        self.box = widgets.Text(placeholder=PLACEHOLDER, description="answer:", continuous_update=False,
+                                layout=widgets.Layout(width="24em", max_width="100%"))
         self.button = widgets.Button(description="Check", button_style="info")
         self.feedback = widgets.HTML()
         self.button.on_click(lambda _: self.check())
