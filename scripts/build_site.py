@@ -1100,7 +1100,7 @@ def check_markup(n: int, definition: dict) -> str:
                 f'<i class="check-precision">{precision}</i></p>'
                 f'<div class="check-answer"><label for="check{n}-answer">answer:</label>'
                 f'<input type="text" id="check{n}-answer" aria-describedby="check{n}-q" autocomplete="off" '
-                f'autocapitalize="off" spellcheck="false" inputmode="decimal" placeholder="{placeholder}">'
+                f'autocapitalize="off" spellcheck="false" placeholder="{placeholder}">'
                 f'<button type="submit">Check</button></div>{feedback}{data}</form>')
     options = "".join(
         f'<label class="check-option"><input type="radio" name="check{n}" value="{i}"> '
