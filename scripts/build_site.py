@@ -209,6 +209,7 @@ A11Y_CSS = """
   .jp-InputArea, .jp-OutputArea-child { display: block; }
   .jp-InputArea-editor, .jp-InputPrompt, .jp-OutputPrompt, .jp-OutputArea-child .jp-OutputArea-output { display: block; }
 }
+@media (max-width: 640px) { .jp-InputPrompt, .jp-OutputPrompt { display: none; } }  /* as EXTRA_CSS: no prompts */
 """
 
 # Reads each view's data and each check's definition from the page; no library, no network.
@@ -1351,7 +1352,7 @@ def build(paths: list[Path], out: Path, jobs: int = 2, log=print, text_outside_f
             workers = max(1, jobs)
             log(f"Building {len(paths)} lesson page{'s' if len(paths) != 1 else ''} into {out}: each lesson runs "
                 f"afresh and every slider picture is drawn ahead ({workers} lesson{'s' if workers != 1 else ''} "
-                "at a time, about 20 s to 2 min each); one line per lesson, in lesson order.")
+                "at a time; a lesson takes from about 20 s to a few minutes); one line per lesson, in lesson order.")
             results = []
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 # map() yields in the order of `paths`: each line is logged as soon as its lesson and all
