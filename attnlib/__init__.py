@@ -8,6 +8,16 @@ them explicitly (``from attnlib import plots``).
 from .checker import DIAGNOSES, AttentionReport, check_attention
 from .core import attention_entropy, scaled_dot_product_attention, softmax, softmax_jacobian
 from .mha import INIT_SCHEMES, MultiHeadAttention, init_std, init_weight
+from .recipes import (
+    LOGIT_RECIPES,
+    entropy_at_init,
+    qk_clip,
+    recipe_attention,
+    rms_norm,
+    softcap,
+    softmax_with_sink,
+    yarn_mscale,
+)
 from .stats import dot_product_moments, dot_product_variance, sample_dot_products
 
 __version__ = "0.1.0"
@@ -28,3 +38,13 @@ __all__ = [
     "AttentionReport",
     "DIAGNOSES",
 ]
+__all__ += [
+    "LOGIT_RECIPES",
+    "entropy_at_init",
+    "qk_clip",
+    "recipe_attention",
+    "rms_norm",
+    "softcap",
+    "softmax_with_sink",
+    "yarn_mscale",
+]  # lesson 10

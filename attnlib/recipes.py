@@ -129,8 +129,9 @@ def softmax_with_sink(logits, sink, axis=-1) -> np.ndarray:
 def yarn_mscale(factor, mscale=1.0):
     """YaRN's attention factor ``0.1 · mscale · ln(factor) + 1`` for factor > 1, else 1 (lesson 10).
 
-    YaRN multiplies RoPE's cos and sin by it (gpt-oss), which multiplies q·k by its square;
-    DeepSeek-V3 puts the square into the softmax scale instead.
+    YaRN multiplies RoPE's cos and sin by it (openai/gpt-oss gpt_oss/torch/model.py, its
+    "concentration"), which multiplies q·k by its square; DeepSeek-V3 puts the square into the
+    softmax scale instead (deepseek-ai/DeepSeek-V3 inference/model.py).
     factor : float > 0 or array of them, the context-extension factor (gpt-oss 32, DeepSeek-V3 40).
     mscale : real number (DeepSeek-V3's ``mscale_all_dim`` = 1.0).
     Returns a float (or an array of factor's shape).
@@ -156,6 +157,8 @@ def qk_clip(w_q, w_k, max_logit, tau=100.0, alpha=0.5):
     w_q, w_k : (H, ...) one slice per head (e.g. (H, d_model, d)); the same H.
     max_logit : (H,) the largest logit each head produced (S_h).
     tau : float > 0, the threshold.   alpha : float in [0, 1], the share of the shrink put on W_q.
+        The defaults (100, 0.5) are the values the issue reported from a reference
+        implementation; Kimi K2's own tau was not confirmed in code.
     Returns (new_w_q, new_w_k), arrays of the input shapes.
     """
     wq = as_float_array(w_q, "w_q")
@@ -194,7 +197,8 @@ def llama4_attn_temperature(positions, floor_scale=8192, attn_scale=0.1) -> np.n
     """Llama 4's query multiplier in its NoPE layers: 1 + attn_scale · ln(⌊(p + 1)/floor_scale⌋ + 1).
 
     Introduced in lesson 10. It stays 1 for the first floor_scale − 1 positions, then grows by
-    steps like ln of the position.
+    steps like ln of the position. Source: huggingface/transformers
+    src/transformers/models/llama4/modeling_llama4.py (attn_scales, NoPE layers only).
     positions : (...) integer token positions p >= 0.
     floor_scale : int >= 1.   attn_scale : real number.
     Returns float64 array of positions' shape (q is multiplied by it, so logits are too).
@@ -210,7 +214,9 @@ def logn_scale(positions, train_len) -> np.ndarray:
 
     Introduced in lesson 10. A query at 0-based position p (the (p + 1)-th token) is multiplied by
     ln(p + 1) / ln(train_len) once p + 1 > train_len, keeping the softmax's entropy roughly
-    level as the context grows past the training length.
+    level as the context grows past the training length. Source: Qwen-1's modeling_qwen.py
+    (``logn_list = [math.log(i, seq_length) if i > seq_length else 1 ...]``, query ×
+    ``logn_tensor[:, seq_start:seq_end]``), a Hugging Face Hub file seen in copies, not in a repo.
     positions : (...) integer token positions p >= 0.   train_len : int >= 2.
     Returns float64 array of positions' shape.
     """
@@ -298,8 +304,9 @@ LOGIT_RECIPES: dict[str, LogitRecipe] = {
         model="Llama 3 8B",
         head_dim=128,
         source=(
+            "meta-llama/llama3:llama/model.py (ModelArgs dim=4096, n_heads=32; head_dim = dim // n_heads; "
+            "scores / math.sqrt(self.head_dim))",
             _TF + "llama/modeling_llama.py (self.scaling = self.head_dim**-0.5)",
-            _TF + "llama/configuration_llama.py (hidden_size=4096, num_attention_heads=32 → 128)",
         ),
         notes="1/√d_k; RoPE; no norm or cap on the logits",
     ),
@@ -371,7 +378,8 @@ LOGIT_RECIPES: dict[str, LogitRecipe] = {
             _TF + "gemma4/modeling_gemma4.py (Gemma4TextAttention: self.scaling = 1.0; q_norm, k_norm)",
             _TF + "gemma4/configuration_gemma4.py (head_dim=256, global_head_dim=512)",
         ),
-        notes="no 1/√d at all: QK-norm bounds each logit by d·gain²",
+        notes="no 1/√d at all: QK-norm bounds each logit by d·gain²; head_dim 256/512 are "
+        "Gemma4TextConfig's defaults (checkpoint google/gemma-4-e2b-it), other sizes not checked",
     ),
     "gemma-4-global": LogitRecipe(
         model="Gemma 4 (global layers)",
@@ -556,16 +564,16 @@ class InitEntropy(NamedTuple):
     uniform: float
 
 
-def entropy_at_init(recipe, n_keys=256, n_queries=64, n_heads=4, sink=0.0, rng=None) -> InitEntropy:
+def entropy_at_init(recipe, n_keys=256, n_queries=16, n_heads=16, sink=0.0, rng=None) -> InitEntropy:
     """Softmax entropy at initialisation for unit-RMS random q and k under a recipe (lesson 10).
 
     q and k have independent N(0, 1) entries (RMS 1 per coordinate) of the recipe's head_dim;
     QK-norm gains are 1 (Gemma's w = 0), no RoPE, no position-dependent temperature. With
     sinks, each head's sink logit is ``sink`` and the entropy counts the sink as one more
     outcome (the row [p, p_sink] sums to 1).
-    n_keys, n_queries, n_heads : ints >= 1.   rng : Generator, int seed or None.
-    Returns InitEntropy(mean, se, uniform): se is the standard error over the
-    n_heads × n_queries rows (they are independent given the keys only approximately).
+    n_keys, n_queries, n_heads : ints >= 1; each head draws its own keys.   rng : Generator, int seed or None.
+    Returns InitEntropy(mean, se, uniform): the mean over all rows, and its standard error from
+    the spread of the n_heads independent head means (rows of one head share keys); NaN for one head.
     """
     r = get_recipe(recipe)
     n_keys = positive_int(n_keys, "n_keys")
@@ -580,6 +588,6 @@ def entropy_at_init(recipe, n_keys=256, n_queries=64, n_heads=4, sink=0.0, rng=N
         w = np.concatenate([w, np.clip(1.0 - w.sum(axis=-1, keepdims=True), 0.0, None)], axis=-1)
     else:
         w = recipe_attention(q, k, r)
-    h = attention_entropy(w).ravel()
-    se = float(h.std(ddof=1) / math.sqrt(h.size)) if h.size > 1 else float("nan")
-    return InitEntropy(float(h.mean()), se, math.log(n_keys))
+    per_head = attention_entropy(w).mean(axis=-1)
+    se = float(per_head.std(ddof=1) / math.sqrt(n_heads)) if n_heads > 1 else float("nan")
+    return InitEntropy(float(per_head.mean()), se, math.log(n_keys))

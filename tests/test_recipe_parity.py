@@ -97,6 +97,10 @@ def _run(config, setup=None, hooks=("q_proj", "k_proj")):
 
 
 CAUSAL = np.tril(np.ones((L, L), dtype=bool))
+HEADS, D = 4, 16
+TINY = dict(
+    hidden_size=HEADS * D, num_attention_heads=HEADS, num_key_value_heads=HEADS, num_hidden_layers=1, vocab_size=100
+)
 
 
 def _spread(attn, *names, std=3.0):
@@ -118,19 +122,15 @@ def _check(ours, theirs, wrong):
 def test_gemma2_softcap_and_query_pre_attn_scalar():
     r = LOGIT_RECIPES["gemma-2-27b"]
     cfg = transformers.Gemma2Config(
-        hidden_size=64,
-        num_attention_heads=4,
-        num_key_value_heads=4,
-        head_dim=16,
-        num_hidden_layers=1,
-        vocab_size=100,
+        **TINY,
+        head_dim=D,
         intermediate_size=128,
         query_pre_attn_scalar=r.query_pre_attn_scalar,
         attn_logit_softcapping=r.cap,
         sliding_window=4096,
     )
     got, theirs, _ = _run(cfg, setup=lambda a: _spread(a, "q_proj", "k_proj", std=12.0))
-    q, k = _heads(got["q_proj"], 4), _heads(got["k_proj"], 4)
+    q, k = _heads(got["q_proj"], HEADS), _heads(got["k_proj"], HEADS)
     rotate, _ = _rope(got["cos"], got["sin"])
     ours = recipe_attention(q, k, r, rotate=rotate, mask=CAUSAL)
     logits = np.abs(np.matmul(rotate(q, k)[0], np.swapaxes(rotate(q, k)[1], -1, -2))) * r.softmax_scale
@@ -142,81 +142,51 @@ def test_gemma2_softcap_and_query_pre_attn_scalar():
     assert np.abs(wrong_scale - theirs).max() > WRONG
 
 
-def test_qwen3_per_head_qk_norm():
-    r = LOGIT_RECIPES["qwen3"]
-    cfg = transformers.Qwen3Config(
-        hidden_size=64,
-        num_attention_heads=4,
-        num_key_value_heads=4,
-        head_dim=16,
-        num_hidden_layers=1,
-        vocab_size=100,
-        intermediate_size=128,
-    )
+def _qk_norm_parity(r, cfg, norm_width, wrong):
+    """Model with random QK-norm gains (one head made loud) against recipe r and a wrong recipe."""
 
     def setup(a):
         _spread(a, "q_proj", "k_proj")
-        a.q_norm.weight.copy_(1 + 0.5 * torch.randn(16))
-        a.k_norm.weight.copy_(1 + 0.5 * torch.randn(16))
+        a.q_proj.weight[:D] *= 4.0  # one head much larger than the others: full width ≠ per head
+        a.q_norm.weight.copy_(1 + 0.5 * torch.randn(norm_width))
+        a.k_norm.weight.copy_(1 + 0.5 * torch.randn(norm_width))
 
     got, theirs, attn = _run(cfg, setup=setup)
-    q, k = _heads(got["q_proj"], 4), _heads(got["k_proj"], 4)
+    q, k = _heads(got["q_proj"], HEADS), _heads(got["k_proj"], HEADS)
     rotate, _ = _rope(got["cos"], got["sin"])
-    gains = {n: _np(getattr(attn, n).weight) for n in ("q_norm", "k_norm")}
-    ours = recipe_attention(
-        q, k, r, q_gain=gains["q_norm"], k_gain=gains["k_norm"], rotate=rotate, mask=CAUSAL, norm_eps=cfg.rms_norm_eps
-    )
-    wrong = recipe_attention(q, k, dataclasses.replace(r, qk_norm="none"), rotate=rotate, mask=CAUSAL)
-    _check(ours, theirs, wrong)
+    gq, gk = _np(attn.q_norm.weight), _np(attn.k_norm.weight)
+    kw = dict(rotate=rotate, mask=CAUSAL, norm_eps=cfg.rms_norm_eps)
+    ours = recipe_attention(q, k, r, q_gain=gq, k_gain=gk, **kw)
+    _check(ours, theirs, wrong(q, k, gq, gk, kw))
+
+
+def test_qwen3_per_head_qk_norm():
+    r = LOGIT_RECIPES["qwen3"]
+    cfg = transformers.Qwen3Config(**TINY, head_dim=D, intermediate_size=128)
+
+    def no_norm(q, k, gq, gk, kw):
+        return recipe_attention(q, k, dataclasses.replace(r, qk_norm="none"), **kw)
+
+    _qk_norm_parity(r, cfg, D, no_norm)
 
 
 def test_olmo2_full_width_qk_norm():
     r = LOGIT_RECIPES["olmo-2"]
-    cfg = transformers.Olmo2Config(
-        hidden_size=64,
-        num_attention_heads=4,
-        num_key_value_heads=4,
-        num_hidden_layers=1,
-        vocab_size=100,
-        intermediate_size=128,
-    )
+    cfg = transformers.Olmo2Config(**TINY, intermediate_size=128)
 
-    def setup(a):
-        _spread(a, "q_proj", "k_proj")
-        a.q_proj.weight[:16] *= 4.0  # one head much larger than the others: full width ≠ per head
-        a.q_norm.weight.copy_(1 + 0.5 * torch.randn(64))
-        a.k_norm.weight.copy_(1 + 0.5 * torch.randn(64))
+    def per_head(q, k, gq, gk, kw):
+        return recipe_attention(
+            q, k, dataclasses.replace(r, qk_norm="per_head_rms"), q_gain=gq[:D], k_gain=gk[:D], **kw
+        )
 
-    got, theirs, attn = _run(cfg, setup=setup)
-    gains = {n: _np(getattr(attn, n).weight) for n in ("q_norm", "k_norm")}
-    q, k = _heads(got["q_proj"], 4), _heads(got["k_proj"], 4)
-    rotate, _ = _rope(got["cos"], got["sin"])
-    ours = recipe_attention(
-        q, k, r, q_gain=gains["q_norm"], k_gain=gains["k_norm"], rotate=rotate, mask=CAUSAL, norm_eps=cfg.rms_norm_eps
-    )
-    per_head = dataclasses.replace(r, qk_norm="per_head_rms")
-    wrong = recipe_attention(
-        q,
-        k,
-        per_head,
-        q_gain=gains["q_norm"][:16],
-        k_gain=gains["k_norm"][:16],
-        rotate=rotate,
-        mask=CAUSAL,
-        norm_eps=cfg.rms_norm_eps,
-    )
-    _check(ours, theirs, wrong)
+    _qk_norm_parity(r, cfg, HEADS * D, per_head)
 
 
 def test_gpt_oss_sinks_and_yarn_factor():
     r = LOGIT_RECIPES["gpt-oss"]
     cfg = transformers.GptOssConfig(
-        hidden_size=64,
-        num_attention_heads=4,
-        num_key_value_heads=4,
-        head_dim=16,
-        num_hidden_layers=1,
-        vocab_size=100,
+        **TINY,
+        head_dim=D,
         intermediate_size=64,
         num_local_experts=2,
         num_experts_per_tok=1,
@@ -229,7 +199,7 @@ def test_gpt_oss_sinks_and_yarn_factor():
 
     got, theirs, attn = _run(cfg, setup=setup)
     sinks = _np(attn.sinks)
-    q, k = _heads(got["q_proj"], 4), _heads(got["k_proj"], 4)
+    q, k = _heads(got["q_proj"], HEADS), _heads(got["k_proj"], HEADS)
     rotate, mag = _rope(got["cos"], got["sin"], halves=True)
     assert got["cos"].shape[-1] == 8, "gpt-oss's cos/sin cover half a head (16 / 2)"
     ours = recipe_attention(q, k, r, sink=sinks, rotate=rotate, mask=CAUSAL)
@@ -242,13 +212,9 @@ def test_gpt_oss_sinks_and_yarn_factor():
 
 def test_deepseek_v3_mla_with_yarn_mscale():
     r = LOGIT_RECIPES["deepseek-v3"]
-    nope, rope, heads = 16, 8, 4
+    nope, rope, heads = 16, 8, HEADS
     cfg = transformers.DeepseekV3Config(
-        hidden_size=64,
-        num_attention_heads=heads,
-        num_key_value_heads=heads,
-        num_hidden_layers=1,
-        vocab_size=100,
+        **TINY,
         intermediate_size=128,
         moe_intermediate_size=32,
         n_routed_experts=4,
