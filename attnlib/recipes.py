@@ -38,6 +38,7 @@ __all__ = [
     "recipe_attention",
     "InitEntropy",
     "entropy_at_init",
+    "recipe_table",
 ]
 
 QK_NORM_KINDS = ("none", "per_head_rms", "full_width_rms", "weightless_rms")
@@ -230,7 +231,7 @@ def logn_scale(positions, train_len) -> np.ndarray:
 
 @dataclasses.dataclass(frozen=True)
 class LogitRecipe:
-    """How one model turns q and k into attention weights (one row of ``LOGIT_RECIPES``).
+    """How one model turns q and k into attention weights (one row of ``LOGIT_RECIPES``), lesson 10.
 
     model : display name.   head_dim : the model's q·k dimension per head.
     qk_norm : one of QK_NORM_KINDS. ``gain_convention`` says how the model stores the norm's
@@ -443,7 +444,7 @@ LOGIT_RECIPES: dict[str, LogitRecipe] = {
 
 
 def get_recipe(recipe) -> LogitRecipe:
-    """Return a LogitRecipe given one or the name of a row of LOGIT_RECIPES."""
+    """Return a LogitRecipe given one or the name of a row of LOGIT_RECIPES (lesson 10)."""
     if isinstance(recipe, LogitRecipe):
         return recipe
     if isinstance(recipe, str):
@@ -591,3 +592,34 @@ def entropy_at_init(recipe, n_keys=256, n_queries=16, n_heads=16, sink=0.0, rng=
     per_head = attention_entropy(w).mean(axis=-1)
     se = float(per_head.std(ddof=1) / math.sqrt(n_heads)) if n_heads > 1 else float("nan")
     return InitEntropy(float(per_head.mean()), se, math.log(n_keys))
+
+
+def recipe_table(n_keys=256, rng=None) -> list[dict]:
+    """One dict per row of LOGIT_RECIPES, for lesson 10's table and figure.
+
+    Keys: name, model, head_dim, softmax_scale, scale_ratio (÷ 1/√head_dim), cap, qk_norm,
+    sinks, yarn_factor, entropy and entropy_se (``entropy_at_init`` with n_keys keys, each row
+    its own seed drawn from ``rng``), uniform (ln n_keys), source (tuple of "repo:path (what)").
+    """
+    seeds = rng_from(rng).integers(0, 2**32, size=len(LOGIT_RECIPES))
+    rows = []
+    for (name, r), seed in zip(LOGIT_RECIPES.items(), seeds, strict=True):
+        e = entropy_at_init(r, n_keys=n_keys, rng=int(seed))
+        rows.append(
+            {
+                "name": name,
+                "model": r.model,
+                "head_dim": r.head_dim,
+                "softmax_scale": r.softmax_scale,
+                "scale_ratio": r.scale_ratio,
+                "cap": r.cap,
+                "qk_norm": r.qk_norm,
+                "sinks": r.sinks,
+                "yarn_factor": r.yarn_factor,
+                "entropy": e.mean,
+                "entropy_se": e.se,
+                "uniform": e.uniform,
+                "source": r.source,
+            }
+        )
+    return rows

@@ -276,6 +276,16 @@ def test_entropy_at_init_scale_one_collapses_gemma4():
     assert math.isfinite(sink.mean) and sink.se > 0
 
 
+def test_recipe_table_rows():
+    rows = R.recipe_table(n_keys=64, rng=1)
+    assert [row["name"] for row in rows] == list(R.LOGIT_RECIPES)
+    by = {row["name"]: row for row in rows}
+    assert all(math.isfinite(row["entropy"]) and 0 < row["entropy"] <= row["uniform"] for row in rows)
+    assert min(rows, key=lambda row: row["entropy"])["name"].startswith("gemma-4")
+    assert by["deepseek-v3"]["scale_ratio"] == pytest.approx(R.yarn_mscale(40) ** 2)
+    assert all(row["source"] == R.LOGIT_RECIPES[row["name"]].source for row in rows)
+
+
 # ---------------------------------------------------------------- bad input names the argument
 
 
