@@ -586,7 +586,7 @@ PHONE_SHOWN_PX = 338.0
 PHONE_GOAL_PX = 9.0
 PHONE_MEDIA = "(max-width: 600px)"
 PHONE_MAX_IN, PHONE_MIN_IN = 5.5, 3.0  # width of a phone rendering (inches)
-PHONE_MAX_ROW_IN, PHONE_MIN_ROW_IN = 3.4, 2.3  # height of each stacked panel's cell (inches)
+PHONE_MAX_ROW_IN, PHONE_MIN_ROW_IN = 2.9, 1.9  # height of each stacked panel's plot area (inches)
 
 
 def figure_text(fig) -> str:
@@ -630,6 +630,8 @@ def phone_layout(fig, width_in: float):
     colour bars; twins stay together) stacked in one column in reading order, tick labels that shared
     axes hid shown again, constrained layout. Returns a function that puts ``fig`` back exactly as it
     was, or None (``fig`` untouched) when it has a panel outside any grid (placed by hand)."""
+    import textwrap
+
     from matplotlib.gridspec import GridSpec
     from matplotlib.layout_engine import ConstrainedLayoutEngine
 
@@ -654,7 +656,9 @@ def phone_layout(fig, width_in: float):
         ss = group[0].get_subplotspec()
         rows = ss.get_gridspec().get_geometry()[0]
         slot = h0 * (ss.rowspan.stop - ss.rowspan.start) / rows
-        heights.append(min(PHONE_MAX_ROW_IN, max(PHONE_MIN_ROW_IN, slot)))
+        box = max(ax.get_position(original=True).height for ax in group) * h0
+        # the plot itself between PHONE_MIN_ROW_IN and PHONE_MAX_ROW_IN tall, plus the room its text took before
+        heights.append(min(PHONE_MAX_ROW_IN, max(PHONE_MIN_ROW_IN, box)) + max(0.0, slot - box))
     suptitle = getattr(fig, "_suptitle", None)
     extra = 0.3 * len(fig.legends)
     if suptitle is not None:  # its lines once wrapped to the phone width (about 0.55 em a character)
@@ -663,7 +667,10 @@ def phone_layout(fig, width_in: float):
         extra += 0.1 + lines * suptitle.get_fontsize() * 1.3 / 72
     wrapped = [t for t in [suptitle, *(t for ax in fig.axes for t in (ax.title, ax._left_title, ax._right_title,
                                                                       ax.xaxis.label))] if t is not None]
-    extra += 0.3 * sum(len(ax.get_legend().get_texts()) // 4 for g in order for ax in g if ax.get_legend())
+    legends = [ax.get_legend() for g in order for ax in g if ax.get_legend() is not None]
+    # a legend of several columns becomes one column: each further row is about 1.5 em tall
+    extra += sum((len(lg.get_texts()) - -(-len(lg.get_texts()) // lg._ncols)) * lg.prop.get_size_in_points() * 1.5 / 72
+                 for lg in legends if lg._ncols > 1)
     saved = {
         "size": (w0, h0), "engine": fig._layout_engine, "canvas": fig.canvas,
         "axes": [(ax, ax.get_subplotspec(), ax.get_position(original=True).frozen(), ax.get_position().frozen(),
@@ -671,8 +678,9 @@ def phone_layout(fig, width_in: float):
                   dict(ax.yaxis._major_tick_kw), dict(ax.yaxis._minor_tick_kw)) for ax in fig.axes],
         "texts": [(t, t.get_position(), t.get_in_layout()) for t in (getattr(fig, n, None) for n in
                   ("_suptitle", "_supxlabel", "_supylabel")) if t is not None],
-        "legends": [(lg, lg._ncols) for lg in fig.legends],
+        "legends": [(lg, lg._ncols) for lg in [*fig.legends, *legends]],
         "wrap": [(t, t.get_wrap()) for t in wrapped],
+        "labels": [(t, t.get_text()) for lg in [*fig.legends, *legends] for t in lg.get_texts()],
     }
     for t in wrapped:  # titles and x labels longer than the phone figure wrap at its edges
         t.set_wrap(True)
@@ -694,6 +702,12 @@ def phone_layout(fig, width_in: float):
     for lg in fig.legends:  # a legend row wider than the phone figure wraps to two entries a row
         if lg._ncols > 2:
             lg._ncols = 2
+    for lg in legends:  # an axes legend, one entry a row
+        lg._ncols = 1
+    for t, text in saved["labels"]:  # a legend entry wider than the phone figure breaks at spaces
+        chars = int((width_in - 1.0) * 72 / (t.get_fontsize() * 0.55))
+        if len(text) > chars > 10:
+            t.set_text(textwrap.fill(text, chars))
     for t, _, _ in saved["texts"]:
         t.set_in_layout(True)
     fig._layout_engine = ConstrainedLayoutEngine()
@@ -718,6 +732,8 @@ def phone_layout(fig, width_in: float):
             lg._ncols = ncols
         for t, wrap in saved["wrap"]:
             t.set_wrap(wrap)
+        for t, text in saved["labels"]:
+            t.set_text(text)
         fig.set_canvas(saved["canvas"])
 
     return restore
