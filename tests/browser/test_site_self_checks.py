@@ -189,6 +189,8 @@ def test_lab_collapses_self_check_source_and_scales_check_text(browser, lab):
         content_big = page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('.jp-Notebook'))"
                                     ".getPropertyValue('--jp-content-font-size1'))")
         page.screenshot(path=str(ROOT / "artifacts" / "selfcheck-lab-presentation.png"))
+        (ROOT / "artifacts" / "selfcheck_text_px.json").write_text(json.dumps(
+            {"content_px": [content, content_big], "normal": normal, "presentation": big}, indent=1), encoding="utf-8")
         assert content_big > content or content_big >= 16, (content, content_big)
         for part in ("question", "options", "input", "button"):
             assert normal[part] and big[part], part
