@@ -202,12 +202,19 @@ A11Y_CSS = """
 .scroll-x > table td { white-space: nowrap; }
 .math-scroll { padding: 0.1em 0; }
 .math-scroll > math[display="block"] { margin: 0; overflow: visible; display: block math; }
-[tabindex="0"]:focus-visible, .scroll-x:focus-visible { outline: 3px solid #0058a3; outline-offset: 2px; }
+/* the ring inside the box: an ancestor that clips overflow cannot hide its sides */
+[tabindex="0"]:focus-visible, .scroll-x:focus-visible { outline: 3px solid #0058a3; outline-offset: -3px; }
 /* JupyterLab's narrow layout makes code and outputs table rows, which cannot scroll (their table clips
    them): blocks instead, so a long line scrolls inside its own box */
 @media only screen and (max-width: 760px) {
   .jp-InputArea, .jp-OutputArea-child { display: block; }
   .jp-InputArea-editor, .jp-InputPrompt, .jp-OutputPrompt, .jp-OutputArea-child .jp-OutputArea-output { display: block; }
+  /* a markdown cell as a table cell grows to its widest equation or table and is then clipped */
+  .jp-InputArea > .jp-RenderedHTMLCommon { display: block; min-width: 0; }
+  /* as blocks they take the width left beside their margins (JupyterLab's width: 100% pushed them 10-18 px
+     past the clipping edge, hiding the end of the line and the scroll shadow) */
+  .jp-InputArea > .jp-RenderedHTMLCommon, .jp-OutputArea-child .jp-OutputArea-output, .jp-InputArea-editor {
+    width: auto; box-sizing: border-box; }
 }
 @media (max-width: 640px) { .jp-InputPrompt, .jp-OutputPrompt { display: none; } }  /* as EXTRA_CSS: no prompts */
 """
@@ -678,9 +685,8 @@ def phone_layout(fig, width_in: float):
                   dict(ax.yaxis._major_tick_kw), dict(ax.yaxis._minor_tick_kw)) for ax in fig.axes],
         "texts": [(t, t.get_position(), t.get_in_layout()) for t in (getattr(fig, n, None) for n in
                   ("_suptitle", "_supxlabel", "_supylabel")) if t is not None],
-        "legends": [(lg, lg._ncols) for lg in [*fig.legends, *legends]],
+        "legends": [(lg, dict(lg.__dict__)) for lg in [*fig.legends, *legends]],
         "wrap": [(t, t.get_wrap()) for t in wrapped],
-        "labels": [(t, t.get_text()) for lg in [*fig.legends, *legends] for t in lg.get_texts()],
     }
     for t in wrapped:  # titles and x labels longer than the phone figure wrap at its edges
         t.set_wrap(True)
@@ -699,15 +705,17 @@ def phone_layout(fig, width_in: float):
     for ax in fig.axes:
         if hasattr(ax, "_colorbar"):
             ax.set_in_layout(True)
-    for lg in fig.legends:  # a legend row wider than the phone figure wraps to two entries a row
-        if lg._ncols > 2:
-            lg._ncols = 2
-    for lg in legends:  # an axes legend, one entry a row
-        lg._ncols = 1
-    for t, text in saved["labels"]:  # a legend entry wider than the phone figure breaks at spaces
-        chars = int((width_in - 1.0) * 72 / (t.get_fontsize() * 0.55))
-        if len(text) > chars > 10:
-            t.set_text(textwrap.fill(text, chars))
+    for lg in [*fig.legends, *legends]:  # legends packed again: at most 2 columns (1 in an axes), long labels broken
+        texts = lg.get_texts()
+        chars = int((width_in - 1.0) * 72 / (lg.prop.get_size_in_points() * 0.6))
+        labels = [textwrap.fill(t.get_text(), chars) if len(t.get_text()) > chars > 10 else t.get_text() for t in texts]
+        ncols = min(lg._ncols, 2 if lg in fig.legends else 1)
+        if ncols != lg._ncols or labels != [t.get_text() for t in texts]:
+            colors = [t.get_color() for t in texts]
+            lg._ncols = ncols
+            lg._init_legend_box(lg.legend_handles, labels)
+            for t, color in zip(lg.get_texts(), colors, strict=True):
+                t.set_color(color)
     for t, _, _ in saved["texts"]:
         t.set_in_layout(True)
     fig._layout_engine = ConstrainedLayoutEngine()
@@ -728,12 +736,11 @@ def phone_layout(fig, width_in: float):
         for t, xy, in_layout in saved["texts"]:
             t.set_position(xy)
             t.set_in_layout(in_layout)
-        for lg, ncols in saved["legends"]:
-            lg._ncols = ncols
+        for lg, state in saved["legends"]:
+            lg.__dict__.clear()
+            lg.__dict__.update(state)
         for t, wrap in saved["wrap"]:
             t.set_wrap(wrap)
-        for t, text in saved["labels"]:
-            t.set_text(text)
         fig.set_canvas(saved["canvas"])
 
     return restore
@@ -759,6 +766,7 @@ def watch_figure_text(record: list, sizes: list | None = None, phones: list | No
     import hashlib
     import pathlib
     import time
+    import warnings
 
     import matplotlib.text as mtext
     from matplotlib.backend_bases import FigureCanvasBase
@@ -806,7 +814,19 @@ def watch_figure_text(record: list, sizes: list | None = None, phones: list | No
             return
         try:
             try:
-                canvas, _ = widgets._agg_draw(fig)
+                for _ in range(4):  # text that takes more room than phone_layout guessed: a taller figure, again
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always")
+                        canvas, _ = widgets._agg_draw(fig)
+                    collapsed = any("collapsed" in str(w.message) for w in caught)
+                    w, h = fig.get_size_inches()
+                    boxes = {tuple(round(v, 4) for v in ax.get_position().bounds) for ax in fig.axes
+                             if not hasattr(ax, "_colorbar")}
+                    short = sum(max(0.0, PHONE_MIN_ROW_IN - box[3] * h) for box in boxes)
+                    if not collapsed and short < 0.05:
+                        break
+                    print("PHONE-DEBUG", w, h, collapsed, short)
+                    fig.set_size_inches(w, h * 1.35 if collapsed else h + short * 1.25, forward=False)
             except BaseException:  # a slider's render ahead gave way: this picture is described again next time
                 described.discard(wide)
                 phones.remove(found)
