@@ -32,7 +32,15 @@ SCALED = PALETTE["blue"]  # colour of everything "q·k / √d_k"
 CYCLE = [PALETTE[c] for c in ("blue", "orange", "green", "vermillion", "sky", "purple", "black")]
 SEQUENTIAL_CMAP = "viridis"  # perceptually uniform and colour-blind safe
 
-# Sizes chosen to stay legible on a 1280x720 projector at the default figure sizes.
+# Figures are designed for a projector: 1280×720, JupyterLab's Presentation Mode, left side panel hidden.
+# A cell's output area is then about 1054 CSS px wide, and an image wider than that is shrunk to fit
+# (its text with it). At dpi 100 (below) a figure up to SHOWN_WIDTH_IN inches wide is shown at its
+# natural size, and every text of at least MIN_FONT_PT points is then >= 14 CSS px tall
+# (10.5 pt × 100 / 72 = 14.6 px). tests/test_figure_text.py checks every figure the lessons show.
+SHOWN_WIDTH_IN = 10.5
+MIN_FONT_PT = 10.5
+
+# Sizes chosen to stay legible on that projector (none below MIN_FONT_PT).
 PROJECTOR_RC = {
     "font.size": 12,
     "axes.titlesize": 13,
@@ -76,7 +84,7 @@ def grid_of_axes(n, ncols=None, figsize_per=(3.2, 2.6), sharex=True, sharey=True
     fig, axes = plt.subplots(
         nrows,
         ncols,
-        figsize=(figsize_per[0] * ncols, figsize_per[1] * nrows),
+        figsize=(min(figsize_per[0] * ncols, SHOWN_WIDTH_IN), figsize_per[1] * nrows),  # never shrunk on a projector
         sharex=sharex,
         sharey=sharey,
         layout="constrained",
@@ -169,8 +177,9 @@ def dot_product_histograms(samples, d_ks=None, raw_lim=None, scaled_lim=4.5, bin
     """
     d_ks = list(d_ks if d_ks is not None else samples)
     raw_lim = raw_lim or 4.0 * np.sqrt(max(d_ks))
-    fig, axes = plt.subplots(2, len(d_ks), figsize=(3.1 * len(d_ks), 5.6), sharey="row", layout="constrained",
-                             squeeze=False)
+    # at most SHOWN_WIDTH_IN wide whatever the number of panels (five panels: 2.1 in each, three x ticks)
+    fig, axes = plt.subplots(2, len(d_ks), figsize=(min(3.1 * len(d_ks), SHOWN_WIDTH_IN), 5.8), sharey="row",
+                             layout="constrained", squeeze=False)
     for j, d in enumerate(d_ks):
         x = np.asarray(samples[d], dtype=float)
         for row, (vals, lim, color, name) in enumerate(
@@ -179,12 +188,14 @@ def dot_product_histograms(samples, d_ks=None, raw_lim=None, scaled_lim=4.5, bin
             ax = axes[row, j]
             _hist(ax, vals, color, name, np.linspace(-lim, lim, bins + 1))
             ax.set_xlim(-lim, lim)
-            ax.text(0.03, 0.95, f"std {np.std(vals):.2f}", transform=ax.transAxes, va="top", fontsize=11)
-            ax.set_xlabel(f"{name} (score units)")
+            ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(nbins=3, symmetric=True))
+            ax.text(0.03, 0.97, f"std\n{np.std(vals):.2f}", transform=ax.transAxes, va="top", fontsize=11)
+            ax.set_xlabel(name)
         axes[0, j].set_title(f"d_k = {d}")
     axes[0, 0].set_ylabel("density (raw)")
     axes[1, 0].set_ylabel("density (scaled)")
-    fig.suptitle("Raw dot products spread out as d_k grows; scaled ones keep the same width")
+    fig.suptitle("Raw dot products spread out as d_k grows; scaled ones keep the same width\n"
+                 "(x axes in score units)")
     return fig
 
 
@@ -196,7 +207,7 @@ def dot_product_panel(sample, d_k, row_logits, raw_lim, scaled_lim=4.5, bins=60)
     """
     from .core import softmax
 
-    fig, axes = plt.subplots(1, 3, figsize=(13.5, 3.8), layout="constrained")
+    fig, axes = plt.subplots(1, 3, figsize=(SHOWN_WIDTH_IN, 4.0), layout="constrained")
     x = np.asarray(sample, dtype=float)
     _hist(axes[0], x, UNSCALED, "q·k", np.linspace(-raw_lim, raw_lim, bins + 1))
     axes[0].set_xlim(-raw_lim, raw_lim)
@@ -213,12 +224,15 @@ def dot_product_panel(sample, d_k, row_logits, raw_lim, scaled_lim=4.5, bins=60)
     pos = np.arange(len(z))
     axes[2].bar(pos - 0.2, softmax(z), width=0.4, color=UNSCALED, label="softmax(raw)")
     axes[2].bar(pos + 0.2, softmax(z / np.sqrt(d_k)), width=0.4, color=SCALED, label="softmax(scaled)")
-    axes[2].set_ylim(0, 1)
+    # head room above weight 1 for the legend: no bar reaches it, whatever the d_k
+    axes[2].set_ylim(0, 1.42)
+    axes[2].set_yticks([0, 0.25, 0.5, 0.75, 1.0])
     axes[2].set_xticks(pos, [str(i + 1) for i in pos])
     axes[2].set_xlabel("key")
     axes[2].set_ylabel("attention weight")
-    axes[2].set_title("one query over 8 keys")
-    axes[2].legend(loc="upper right")
+    axes[2].set_title(f"one query over {len(z)} keys")
+    axes[2].legend(loc="upper center", ncols=1, borderaxespad=0.2,
+                   handlelength=1.0, framealpha=1.0)
     return fig
 
 
@@ -230,7 +244,7 @@ def variance_vs_dk(d_ks, measured, theory, textbook_claim=None, ax=None):
     textbook_claim : optional {label: (len(d_ks),)}, the common textbook answer "Var(q·k) = d_k σ²",
         drawn dashed in the label's colour.
     """
-    fig, ax = axes_or_new(ax, figsize=(11.5, 4.8))
+    fig, ax = axes_or_new(ax, figsize=(SHOWN_WIDTH_IN, 4.8))
     for i, label in enumerate(measured):
         c = CYCLE[i % len(CYCLE)]
         ax.plot(d_ks, theory[label], color=c, lw=2, label=f"{label}: theory d_k σ_q² σ_k²")
@@ -242,8 +256,8 @@ def variance_vs_dk(d_ks, measured, theory, textbook_claim=None, ax=None):
     ax.set_yscale("log")
     ax.set_xlabel("d_k (components per vector)")
     ax.set_ylabel("Var(q·k) (score units²)")
-    ax.set_title("Var(q·k) = d_k σ_q²σ_k²: slope 1 on log-log axes, height set by σ_q²σ_k²")
-    ax.legend(fontsize=10.5, loc="center left", bbox_to_anchor=(1.02, 0.5))  # beside the axes: hides no curve
+    ax.set_title("Var(q·k) = d_k σ_q²σ_k²: slope 1 on log-log axes,\nheight set by σ_q²σ_k²")
+    ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5))  # beside the axes: hides no curve
     return fig
 
 
@@ -274,13 +288,13 @@ def scaled_logit_density(sample, d_k, sigma_q, sigma_k, ax=None, lim=None, bins=
         ax.plot(x, np.exp(-0.5 * (x / s2) ** 2) / (s2 * np.sqrt(2 * np.pi)), "--", color=UNSCALED, lw=2,
                 label=f"textbook answer N(0, σ²), std {s2:.2f}")
         peak = max(peak, 1.0 / (s2 * np.sqrt(2 * np.pi)))
-    ax.set_ylim(0.0, 1.6 * peak)  # head room: the legend sits above every curve
+    ax.set_ylim(0.0, 1.75 * peak)  # head room: the legend sits above every curve
     ax.set_xlim(-lim, lim)
     ax.set_xlabel("q·k / √d_k (score units)")
     ax.set_ylabel("density")
     ax.set_title(f"d_k={d_k}, σ_q={sigma_q:g}, σ_k={sigma_k:g}: var {np.var(s):.3g} (theory {sd**2:.3g})",
                  fontsize=12)
-    ax.legend(fontsize=9.5, loc="upper right")
+    ax.legend(loc="upper right", borderaxespad=0.3, handlelength=1.5)
     return fig
 
 
@@ -303,7 +317,7 @@ def mean_growth(d_ks, raw_means, theory_means, ax=None):
     ax.set_xlabel("d_k (components per vector)")
     ax.set_ylabel("mean score (score units)")
     ax.set_title("Correlated q, k: the mean grows like d_k; only ÷d_k holds it fixed")
-    ax.legend(fontsize=10, loc="upper left")
+    ax.legend(loc="upper left")
     return fig
 
 
@@ -373,7 +387,7 @@ def temperature_panel(logits, temps, probs, entropy, temperature, marks=(1.0, 8.
     """
     temps = np.asarray(temps, dtype=float)
     i, color, title = _temperature_shown(temps, temperature, probs, entropy)
-    fig, axes = plt.subplots(1, 2, figsize=(11.5, 3.9), layout="constrained")
+    fig, axes = plt.subplots(1, 2, figsize=(SHOWN_WIDTH_IN, 4.2), layout="constrained")
     _labelled_bars(axes[0], probs[i], color)
     axes[0].set_ylabel("attention weight")
     axes[0].set_title(title)
@@ -386,19 +400,20 @@ def temperature_panel(logits, temps, probs, entropy, temperature, marks=(1.0, 8.
     ax.set_xscale("log", base=2)
     ax.set_xlabel("temperature T (dimensionless)")
     ax.set_ylabel("entropy (nats)")
-    ax.set_title("Dividing by √d_k = softmax at temperature √d_k")
-    ax.legend(fontsize=9.5, loc="upper left")
+    ax.set_title("Dividing by √d_k = softmax\nat temperature √d_k")
+    ax.legend(loc="upper left", borderaxespad=0.3, handlelength=1.5, labelspacing=0.3)
     return fig
 
 
 @projector_style
 def temperature_small_multiples(logits, temps_shown, probs_shown, entropy_shown):
     """Static companion of the temperature slider: one bar chart per temperature (lesson 03)."""
-    fig, axes = grid_of_axes(len(temps_shown), ncols=len(temps_shown), figsize_per=(2.8, 3.0))
+    per = min(2.8, SHOWN_WIDTH_IN / len(temps_shown))  # the row at most SHOWN_WIDTH_IN wide
+    fig, axes = grid_of_axes(len(temps_shown), ncols=len(temps_shown), figsize_per=(per, 3.2))
     for ax, t, p, h in zip(axes, temps_shown, probs_shown, entropy_shown, strict=True):
         color = SCALED if t > 1.0 + 1e-9 else UNSCALED
         ax.bar(range(len(p)), p, color=color)
-        ax.bar_label(ax.containers[0], labels=[f"{v:.2f}" for v in p], padding=2, fontsize=10)
+        ax.bar_label(ax.containers[0], labels=[f"{v:.2f}" for v in p], padding=2, fontsize=11)
         ax.set_xticks(range(len(p)), [f"k{j + 1}" for j in range(len(p))])
         ax.set_xlabel("key")
         ax.set_ylim(0, 1.15)
@@ -416,26 +431,29 @@ def at_scale_summary(rows):
     90th percentile (dashed) of ‖∂p/∂q‖_F.
     """
     d = [r["d_k"] for r in rows]
-    fig, axes = plt.subplots(1, 3, figsize=(14.0, 4.0), layout="constrained")
-    for kind, c in (("unscaled", UNSCALED), ("scaled", SCALED)):
-        axes[0].plot(d, [r[kind]["mean_max_prob"] for r in rows], "o-", color=c, lw=2, label=kind)
-        axes[1].plot(d, [r[kind]["share_saturated"] for r in rows], "o-", color=c, lw=2, label=kind)
-        axes[2].plot(d, [r[kind]["query_grad_norm_median"] for r in rows], "o-", color=c, lw=2,
-                     label=f"{kind}: median")
-        axes[2].plot(d, [r[kind]["query_grad_norm_p90"] for r in rows], "s--", color=c, lw=2,
-                     label=f"{kind}: 90th pct")
+    fig, axes = plt.subplots(1, 3, figsize=(SHOWN_WIDTH_IN, 4.4), layout="constrained")
+    for kind, c in (("unscaled", UNSCALED), ("scaled ÷√d_k", SCALED)):
+        key = kind.split()[0]
+        axes[0].plot(d, [r[key]["mean_max_prob"] for r in rows], "o-", color=c, lw=2, label=kind)
+        axes[1].plot(d, [r[key]["share_saturated"] for r in rows], "o-", color=c, lw=2, label=kind)
+        axes[2].plot(d, [r[key]["query_grad_norm_median"] for r in rows], "o-", color=c, lw=2)
+        axes[2].plot(d, [r[key]["query_grad_norm_p90"] for r in rows], "s--", color=c, lw=2)
     axes[0].set_ylabel("mean max-probability")
     axes[0].set_ylim(0, 1.02)
     axes[1].set_ylabel("share of rows, max-prob > 0.99")
     axes[1].set_ylim(-0.02, 1.02)
     axes[2].set_ylabel("‖∂p/∂q‖_F (per unit of q)")
     axes[2].set_yscale("log")
-    for ax, title in zip(axes, ("How peaked are the rows?", "How many rows are one-hot?",
-                                "How much does a row respond to q?"), strict=True):
+    for ax, title in zip(axes, ("How peaked\nare the rows?", "How many rows\nare one-hot?",
+                                "How much does a row\nrespond to q?"), strict=True):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("d_k")
         ax.set_title(title)
-        ax.legend(fontsize=9.5)
+    # colours (unscaled / scaled) are named once; the third panel's legend names its line styles
+    axes[0].legend(loc="center right")
+    axes[2].plot([], [], "o-", color="gray", lw=2, label="median")
+    axes[2].plot([], [], "s--", color="gray", lw=2, label="90th percentile")
+    axes[2].legend(loc="lower left")
     return fig
 
 
@@ -446,7 +464,7 @@ def at_scale_histograms(unscaled, scaled, d_k, axes=None):
     unscaled, scaled : ``row_statistics`` dicts of (n_rows,) arrays. axes : optional two Axes.
     """
     if axes is None:
-        fig, axes = plt.subplots(1, 2, figsize=(11.5, 3.8), layout="constrained")
+        fig, axes = plt.subplots(1, 2, figsize=(SHOWN_WIDTH_IN, 4.0), layout="constrained")
     fig = axes[0].figure
     pbins = np.linspace(0, 1, 41)
     gbins = np.linspace(-24, 2, 53)
@@ -461,29 +479,30 @@ def at_scale_histograms(unscaled, scaled, d_k, axes=None):
     axes[1].set_ylabel("rows")
     axes[1].set_title(f"d_k = {d_k}: gradient to the query")
     for ax in axes:
-        ax.legend(fontsize=10, loc="upper left")
+        ax.legend(loc="upper left")
     return fig
 
 
 @projector_style
 def at_scale_small_multiples(raw, d_ks):
     """Static companion of the d_k slider (lesson 03): max-probability histograms for several d_k."""
-    fig, axes = plt.subplots(2, len(d_ks), figsize=(3.2 * len(d_ks), 5.6), layout="constrained",
-                             sharey="row", squeeze=False)
+    fig, axes = plt.subplots(2, len(d_ks), figsize=(min(3.2 * len(d_ks), SHOWN_WIDTH_IN), 6.0),
+                             layout="constrained", sharey="row", squeeze=False)
     for j, d in enumerate(d_ks):
         un, sc = raw[d]
         at_scale_histograms(un, sc, d, axes=axes[:, j])
         axes[0, j].set_title(f"d_k = {d}")
         axes[1, j].set_title("")
         axes[1, j].set_xlabel("log10 ‖∂p/∂q‖_F")
+        axes[0, j].set_xticks([0, 0.5, 1], ["0", "0.5", "1"])  # narrow panels: three ticks
         for ax in axes[:, j]:
             ax.get_legend().remove()
             if j:
                 ax.set_ylabel("")
-    axes[0, 0].legend(fontsize=10, loc="upper left")
+    axes[0, 0].legend(loc="upper left")
     # a description of what is drawn, not a claim about the data (a lesson states its finding in its own title)
-    fig.suptitle("Per row: max-probability (top) and gradient norm to the query (bottom), unscaled vs scaled ÷√d_k\n"
-                 "(gradient norms below 10⁻²⁴ are drawn at −24)")
+    fig.suptitle("Per row: max-probability (top) and gradient norm to the query (bottom),\n"
+                 "unscaled vs scaled ÷√d_k (gradient norms below 10⁻²⁴ are drawn at −24)")
     return fig
 
 
@@ -543,7 +562,7 @@ def logit_histograms(raw, scaled, ax=None, title=None, xlim=None, bins=61):
     ax.set_xlim(lo, hi)
     ax.set_xlabel("logit value")
     ax.set_ylabel("density")
-    ax.legend(loc="upper left", fontsize=9)
+    ax.legend(loc="upper left", borderaxespad=0.3, handlelength=1.2)
     if title:
         ax.set_title(title)
     return fig
@@ -567,7 +586,7 @@ def head_entropy_bars(entropy_raw, entropy_scaled, max_entropy, ax=None, title=N
     ax.set_xlabel("head")
     ax.set_ylabel("mean attention entropy (nats)")
     ax.set_ylim(0, max_entropy * 1.25)
-    ax.legend(loc="upper right", fontsize=9, ncols=3)
+    ax.legend(loc="upper right", ncols=3, borderaxespad=0.3, handlelength=1.2, columnspacing=0.8)
     if title:
         ax.set_title(title)
     return fig
@@ -580,7 +599,7 @@ def heads_figure(record, xlim=(-48, 48)):
     record : dict with raw, scaled (H, n, n) logits, entropy_raw, entropy_scaled (H,),
              max_entropy, head_dim, num_heads.
     """
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12.0, 4.0), layout="constrained")
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(SHOWN_WIDTH_IN, 4.2), layout="constrained")
     logit_histograms(record["raw"], record["scaled"], ax=a1, xlim=xlim, title="logits, all heads")
     head_entropy_bars(record["entropy_raw"], record["entropy_scaled"], record["max_entropy"], ax=a2,
                       title="how spread out each head's attention is")
@@ -610,7 +629,7 @@ def init_scheme_bars(schemes, widths, measured, predicted, ax=None):
     ax.set_xticks(np.arange(m), list(schemes))
     ax.set_xlabel("initialisation of W_q, W_k")
     ax.set_ylabel("Var(q·k / √d_k) at init")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
 
 
@@ -661,7 +680,7 @@ def layer_head_grid(values, ax=None, title=None, colorbar_label="", norm=None, c
     ax.set_ylabel("layer")
     for (i, j), v in np.ndenumerate(values):
         r, g, b, _ = im.cmap(im.norm(v))
-        ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=9,
+        ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=MIN_FONT_PT,
                 color="black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white")
     cbar = fig.colorbar(im, ax=ax, label=colorbar_label)
     if isinstance(im.norm, LogNorm):  # plain numbers, not 4×10⁰
@@ -728,7 +747,7 @@ def variance_terms(terms, reference, ax=None, title=None, marker=None, marker_la
     ax.set_xlim(0.3, len(reference) + 0.7)
     ax.set_xlabel("head, sorted by the total")
     ax.set_ylabel(ylabel)
-    ax.legend(loc="upper left", fontsize=10)
+    ax.legend(loc="upper left")
     if title:
         ax.set_title(title)
     return fig
@@ -774,7 +793,7 @@ def layer_profile(stats, layer, axes=None, var_ylim=None, variance="pairs"):
         ax.set_ylim(*var_ylim)
     ax.set_ylabel(ylabel)
     ax.set_title(f"layer {layer}")
-    ax.legend(fontsize=9, loc="upper right", ncols=1)
+    ax.legend(loc="upper right", ncols=1, borderaxespad=0.3, labelspacing=0.3)
     ax = axes[1]
     ax.bar(heads - 0.2, stats["entropy_unscaled"][i], width=0.4, color=UNSCALED, label="softmax(q·k)")
     ax.bar(heads + 0.2, stats["entropy_scaled"][i], width=0.4, color=SCALED, label="softmax(q·k/√d_k)")
@@ -783,7 +802,7 @@ def layer_profile(stats, layer, axes=None, var_ylim=None, variance="pairs"):
     ax.set_ylabel("mean entropy (nats)")
     ax.set_xlabel("head")
     ax.set_xticks(heads)
-    ax.legend(fontsize=9, loc="upper right", ncols=3)
+    ax.legend(loc="upper right", ncols=3, borderaxespad=0.3, handlelength=1.2, columnspacing=0.8)
     return fig
 
 
@@ -816,16 +835,23 @@ def update_layer_profile(fig, stats, layer, var_ylim=None, variance="pairs"):
 
 @projector_style
 def layer_profiles(stats, layers, var_ylim=None, variance="pairs"):
-    """Small multiples of ``layer_profile`` side by side for the given 1-based layers (lesson 08)."""
-    fig, axes = plt.subplots(2, len(layers), figsize=(5.2 * len(layers), 6.0), sharex=True, sharey="row",
-                             layout="constrained", squeeze=False)
+    """Small multiples of ``layer_profile`` side by side for the given 1-based layers (lesson 08).
+
+    At most SHOWN_WIDTH_IN wide: the panels are too narrow for the legends, which go below the figure."""
+    fig, axes = plt.subplots(2, len(layers), figsize=(min(5.2 * len(layers), SHOWN_WIDTH_IN), 6.3), sharex=True,
+                             sharey="row", layout="constrained", squeeze=False)
     for col, layer in enumerate(layers):
         layer_profile(stats, layer, axes=axes[:, col], var_ylim=var_ylim, variance=variance)
-        if col:
-            axes[0, col].get_legend().remove()
-            axes[1, col].get_legend().remove()
-            axes[0, col].set_ylabel("")
-            axes[1, col].set_ylabel("")
+        for ax in axes[:, col]:
+            ax.get_legend().remove()
+            if col:
+                ax.set_ylabel("")
+    handles, labels = [], []
+    for ax in axes[:, 0]:
+        h, lab = ax.get_legend_handles_labels()
+        handles += h
+        labels += lab
+    fig.legend(handles, labels, loc="outside lower center", ncols=2, columnspacing=1.0, handlelength=1.5)
     return fig
 
 
@@ -835,7 +861,7 @@ def token_attention_pair(scaled, unscaled, tokens, title=None):
 
     scaled, unscaled : (n, n) weights over the real tokens.  tokens : n token strings.
     """
-    fig, axes = plt.subplots(1, 2, figsize=(11.0, 5.0), layout="constrained")
+    fig, axes = plt.subplots(1, 2, figsize=(SHOWN_WIDTH_IN, 5.2), layout="constrained")
     for ax, w, name, colour in ((axes[0], scaled, "softmax(q·k/√d_k): as trained", SCALED),
                                 (axes[1], unscaled, "softmax(q·k): division removed", UNSCALED)):
         im = ax.imshow(np.asarray(w, dtype=float), cmap=SEQUENTIAL_CMAP, vmin=0.0, vmax=1.0, aspect="auto")
@@ -890,14 +916,14 @@ def training_curves(steps, curves, scalings, ax=None, title=None, uniform_entrop
     steps, curves = np.asarray(steps, float), np.asarray(curves, float)
     own = ax is None
     if own:
-        fig, ax = plt.subplots(1, 3, figsize=(13.0, 4.3), layout="constrained", sharex=True)
+        fig, ax = plt.subplots(1, 3, figsize=(SHOWN_WIDTH_IN, 4.6), layout="constrained", sharex=True)
     fig = ax[0].figure
     for row, a in enumerate(ax[:3]):
         a.set_ylabel(_curve_lines(a, steps, curves, scalings, row, legend=row == 0 and not own))
         a.set_xlabel("training step")
     if own:
         handles, labels = ax[0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="outside lower center", ncols=len(scalings))
+        fig.legend(handles, labels, loc="outside lower center", ncols=min(len(scalings), 3))
     if uniform_entropy is not None:
         ax[2].axhline(uniform_entropy, color=PALETTE["black"], ls="--", lw=1)
         ax[2].annotate("uniform (log S)", (steps[-1], uniform_entropy), ha="right", va="bottom")
@@ -944,19 +970,24 @@ def training_grid(steps, curves, scalings, d_ks, lrs, row=0):
     scalings may include the control "none_init" (``attnlib.train.VARIANTS``), drawn dashed.
     """
     steps, curves = np.asarray(steps, float), np.asarray(curves, float)
-    fig, axes = plt.subplots(len(d_ks), len(lrs), figsize=(min(3.6 * len(lrs), 14.0), 2.5 * len(d_ks)), sharex=True,
-                             sharey=True, layout="constrained", squeeze=False)
+    # at most SHOWN_WIDTH_IN wide and ~6.3 in tall: columns are learning rates (named on top), rows head sizes
+    # (named at the left with the quantity), the legend below
+    fig, axes = plt.subplots(len(d_ks), len(lrs), figsize=(min(3.6 * len(lrs), SHOWN_WIDTH_IN),
+                                                           min(2.5 * len(d_ks), 5.4) + 0.9),
+                             sharex=True, sharey=True, layout="constrained", squeeze=False)
     for j, d_k in enumerate(d_ks):
         for k, lr in enumerate(lrs):
             a = axes[j, k]
             label = _curve_lines(a, steps, curves[:, j, k], scalings, row)
-            a.set_title(f"d_k = {d_k}, lr = {lr:g}", fontsize=11)
+            a.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(nbins=2, integer=True))
+            if j == 0:
+                a.set_title(f"lr = {lr:g}")
             if k == 0:
-                a.set_ylabel(label.replace("\n", " "))
+                a.set_ylabel(f"d_k = {d_k}\n{label.splitlines()[0]}")
             if j == len(d_ks) - 1:
-                a.set_xlabel("training step")
+                a.set_xlabel("step")
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=len(scalings))
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(scalings), 3))
     return fig
 
 
