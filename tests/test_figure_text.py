@@ -67,3 +67,28 @@ def test_every_figure_text_is_readable_on_a_projector(site, build_site):
     assert not too_small, f"{len(too_small)} figure(s) with text below {MIN_TEXT_PX} px at {SHOWN_WIDTH_PX} px:\n" + \
         "\n".join(f"{px} px  {lesson} {source}: {w} px wide, {pt} pt {text!r} in {fig!r}"
                   for lesson, source, fig, w, pt, text, px in too_small[:40])
+
+
+def test_lesson_01_bar_legend_covers_no_bar():
+    """Issue 25 item 7: the legend of lesson 01's softmax bars once covered the top of a bar (d_k = 256).
+    Whichever key takes all the raw weight (a bar at weight 1), the legend sits clear of every bar."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from attnlib import plots
+
+    rng = np.random.default_rng(0)
+    rows = [(256, 60.0 * np.eye(8)[key]) for key in range(8)] + [(1, np.zeros(8)), (4, rng.standard_normal(8))]
+    for d_k, row in rows:
+        fig = plots.dot_product_panel(rng.standard_normal(2000) * np.sqrt(d_k), d_k, row, raw_lim=64.0)
+        fig.canvas.draw()
+        ax = fig.axes[2]
+        legend = ax.get_legend().get_window_extent()
+        for bar in ax.patches:
+            box = bar.get_window_extent()
+            overlap_x = box.x1 > legend.x0 and box.x0 < legend.x1
+            assert not (overlap_x and box.y1 > legend.y0), (d_k, bar.get_height())
+        plt.close(fig)
