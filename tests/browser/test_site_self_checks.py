@@ -196,6 +196,18 @@ def test_lab_collapses_self_check_source_and_scales_check_text(browser, lab):
             assert normal[part] and big[part], part
             assert min(big[part]) >= content_big - 0.5, f"{part}: {big[part]} px in Presentation Mode, prose {content_big}"
             assert min(big[part]) > max(normal[part]), f"{part}: {normal[part]} -> {big[part]} px"
+        # the live feedback: the verdict word beside the drawn mark, at the content size too
+        box = page.locator(".attnlib-scales input[type=text]").first
+        box.fill("8,0")  # a decimal comma
+        box.press("Enter")
+        verdict = page.locator(".attnlib-scales .check-verdict.check-right")
+        verdict.wait_for(timeout=15_000)
+        assert verdict.inner_text().startswith("Correct.") and verdict.locator("svg.check-mark").count() == 1
+        assert float(verdict.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")) >= content_big - 0.5
+        page.locator(".attnlib-scales input[type=radio]").first.check()
+        page.locator(".attnlib-scales button", has_text="Check").last.click()
+        page.locator(".attnlib-scales .check-verdict.check-wrong").wait_for(timeout=15_000)
+        page.screenshot(path=str(ROOT / "artifacts" / "selfcheck-lab-feedback.png"))
     finally:
         page.close()
         lab.shutdown_kernels()
