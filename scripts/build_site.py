@@ -637,6 +637,7 @@ def phone_layout(fig, width_in: float):
     colour bars; twins stay together) stacked in one column in reading order, tick labels that shared
     axes hid shown again, constrained layout. Returns a function that puts ``fig`` back exactly as it
     was, or None (``fig`` untouched) when it has a panel outside any grid (placed by hand)."""
+    import math
     import textwrap
 
     from matplotlib.gridspec import GridSpec
@@ -679,7 +680,7 @@ def phone_layout(fig, width_in: float):
     extra += sum((len(lg.get_texts()) - -(-len(lg.get_texts()) // lg._ncols)) * lg.prop.get_size_in_points() * 1.5 / 72
                  for lg in legends if lg._ncols > 1)
     saved = {
-        "size": (w0, h0), "engine": fig._layout_engine, "canvas": fig.canvas,
+        "size": (w0, h0), "dpi": fig.dpi, "engine": fig._layout_engine, "canvas": fig.canvas,
         "axes": [(ax, ax.get_subplotspec(), ax.get_position(original=True).frozen(), ax.get_position().frozen(),
                   ax.get_in_layout(), dict(ax.xaxis._major_tick_kw), dict(ax.xaxis._minor_tick_kw),
                   dict(ax.yaxis._major_tick_kw), dict(ax.yaxis._minor_tick_kw)) for ax in fig.axes],
@@ -691,6 +692,8 @@ def phone_layout(fig, width_in: float):
     for t in wrapped:  # titles and x labels longer than the phone figure wrap at its edges
         t.set_wrap(True)
     fig.set_size_inches(width_in, sum(heights) + extra, forward=False)
+    if width_in * fig.dpi < PHONE_SHOWN_PX:  # at least as many pixels as it is shown wide (so it is never enlarged)
+        fig.set_dpi(math.ceil(PHONE_SHOWN_PX / width_in))
     grid = GridSpec(len(order), 1, figure=fig, height_ratios=heights)
     for row, group in enumerate(order):
         for ax in group:
@@ -722,6 +725,7 @@ def phone_layout(fig, width_in: float):
 
     def restore():
         fig._layout_engine = saved["engine"]
+        fig.set_dpi(saved["dpi"])
         fig.set_size_inches(*saved["size"], forward=False)
         for ax, ss, original, active, in_layout, xmaj, xmin, ymaj, ymin in saved["axes"]:
             if ss is not None:
@@ -825,15 +829,20 @@ def watch_figure_text(record: list, sizes: list | None = None, phones: list | No
                     short = sum(max(0.0, PHONE_MIN_ROW_IN - box[3] * h) for box in boxes)
                     if not collapsed and short < 0.05:
                         break
-                    print("PHONE-DEBUG", w, h, collapsed, short)
                     fig.set_size_inches(w, h * 1.35 if collapsed else h + short * 1.25, forward=False)
+                    for ax in fig.axes:  # constrained layout starts again from the grid, not from a failed try
+                        if ax.get_subplotspec() is not None:
+                            ax._set_position(ax.get_subplotspec().get_position(fig))
             except BaseException:  # a slider's render ahead gave way: this picture is described again next time
                 described.discard(wide)
                 phones.remove(found)
                 raise
             small = originals[3](canvas)  # the slider views' 256-colour PNG: a third of the bytes
             texts = drawn.pop(id(fig), [])
-            record.extend({**f, "figure": f["figure"] + " (phone)"} for f in text_outside(fig, texts))
+            cut = text_outside(fig, texts)
+            if cut:  # a layout this re-lay-out cannot fit (e.g. an axes legend anchored outside its axes): none
+                found["phone_failed"] = [f"{f['text']!r} {f['over_px']} px outside" for f in cut[:3]]
+                return
             found["phone"] = hashlib.sha256(small).hexdigest()
             note_size(fig, texts, source, variant="phone", png=found["phone"], wide=wide,
                       cpu_s=round(time.process_time() - started, 4))
