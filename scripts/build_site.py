@@ -193,6 +193,8 @@ A11Y_CSS = """
 .jp-InputArea-editor .highlight { background: transparent; }
 .jp-InputArea-editor .highlight pre, .jp-OutputArea-output pre {
   white-space: pre; word-break: normal; overflow-wrap: normal; overflow: visible; }
+/* a long identifier or link in prose breaks where it must rather than push the text past a phone's edge */
+.jp-RenderedHTMLCommon :not(pre) > code, .jp-RenderedHTMLCommon a { overflow-wrap: anywhere; }
 .scroll-x { display: block; margin: 0.8em 0; }
 .scroll-x > table { display: table; margin: 0; }
 /* rows see-through, so the edge shadows show through them; a number stays on one line */
@@ -721,7 +723,21 @@ def phone_layout(fig, width_in: float):
                 t.set_color(color)
     for t, _, _ in saved["texts"]:
         t.set_in_layout(True)
-    fig._layout_engine = ConstrainedLayoutEngine()
+    # an axes legend anchored by hand (often below its axes: constrained layout cannot place that on a narrow
+    # figure) goes to the bottom of the phone figure, in a strip constrained layout leaves free
+    below = [lg for lg in legends if lg._bbox_to_anchor is not None]
+    strip = sum(0.4 + sum(t.get_text().count("\n") + 1 for t in lg.get_texts())
+                * lg.prop.get_size_in_points() * 1.45 / 72 for lg in below)
+    if below:
+        fig.set_size_inches(width_in, fig.get_size_inches()[1] + strip, forward=False)
+        bottom = 0.0
+        for lg in below:
+            lg.set_loc("lower center")
+            lg.set_bbox_to_anchor((0.5, bottom), transform=fig.transFigure)
+            lg.set_in_layout(False)
+            bottom += (0.4 + sum(t.get_text().count("\n") + 1 for t in lg.get_texts())
+                       * lg.prop.get_size_in_points() * 1.45 / 72) / fig.get_size_inches()[1]
+    fig._layout_engine = ConstrainedLayoutEngine(rect=(0, strip / fig.get_size_inches()[1], 1, 1 - strip / fig.get_size_inches()[1]))
 
     def restore():
         fig._layout_engine = saved["engine"]
