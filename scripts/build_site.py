@@ -203,6 +203,7 @@ A11Y_CSS = """
 .jp-RenderedHTMLCommon .scroll-x > table tbody tr:hover { background: rgba(3, 169, 244, 0.08); }
 .scroll-x > table td { white-space: nowrap; }
 .math-scroll { padding: 0.1em 0; }
+math[display="inline"] { font-size: 1.12em; }  /* the browsers' maths font runs small beside the prose */
 .math-scroll > math[display="block"] { margin: 0; overflow: visible; display: block math; }
 /* the ring inside the box: an ancestor that clips overflow cannot hide its sides */
 [tabindex="0"]:focus-visible, .scroll-x:focus-visible { outline: 3px solid #0058a3; outline-offset: -3px; }
@@ -737,7 +738,8 @@ def phone_layout(fig, width_in: float):
             lg.set_in_layout(False)
             bottom += (0.4 + sum(t.get_text().count("\n") + 1 for t in lg.get_texts())
                        * lg.prop.get_size_in_points() * 1.45 / 72) / fig.get_size_inches()[1]
-    fig._layout_engine = ConstrainedLayoutEngine(rect=(0, strip / fig.get_size_inches()[1], 1, 1 - strip / fig.get_size_inches()[1]))
+    free = strip / fig.get_size_inches()[1]
+    fig._layout_engine = ConstrainedLayoutEngine(rect=(0, free, 1, 1 - free))
 
     def restore():
         fig._layout_engine = saved["engine"]
