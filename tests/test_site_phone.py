@@ -159,6 +159,8 @@ def test_phone_layout_stacks_panels_and_puts_the_figure_back_exactly():
         ax.plot([0, 1], [0, i])
         ax.set_title(f"panel {i}")
     fig.suptitle("a long figure title that would run past the edges of a phone-wide figure unless it wraps")
+    axes[1].plot([0, 1], [1, 0])
+    axes[1].legend(["a", "b"], ncols=2, loc="lower right")  # packed again in one column, then back
 
     def png():
         out = io.BytesIO()
@@ -172,8 +174,23 @@ def test_phone_layout_stacks_panels_and_puts_the_figure_back_exactly():
     assert tuple(fig.get_size_inches())[0] == 5.0
     assert boxes[0].y0 > boxes[1].y1 > boxes[1].y0 > boxes[2].y1, "panels stacked top to bottom in reading order"
     assert all(ax.yaxis._major_tick_kw.get("label1On", True) for ax in axes), "shared y tick labels shown again"
+    assert axes[1].get_legend()._ncols == 1
     restore()
     assert png() == before, "the figure is put back exactly"
+    plt.close(fig)
+    # a legend anchored by hand moves to a strip at the bottom, then back (constrained layout around such a
+    # legend does not give the same pixels twice in a row, so its state is compared instead of a PNG)
+    fig, ax = plt.subplots(figsize=(10, 4), layout="constrained")
+    ax.plot([0, 1], [0, 1], label="a line with a label far too long for one line of a phone-wide figure's legend")
+    legend = ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2))
+    state = dict(legend.__dict__)
+    restore = build_site.phone_layout(fig, 5.0)
+    fig.canvas.draw()
+    assert len(legend.get_texts()[0].get_text().splitlines()) > 1, "a long legend label is broken"
+    assert legend.get_window_extent().y1 < ax.get_window_extent().y0, "the legend sits below its axes"
+    assert legend.get_window_extent().y0 >= 0, "and inside the figure"
+    restore()
+    assert legend.__dict__ == state
     plt.close(fig)
 
 
