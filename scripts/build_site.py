@@ -711,11 +711,12 @@ def phone_layout(fig, width_in: float):
     for ax in fig.axes:
         if hasattr(ax, "_colorbar"):
             ax.set_in_layout(True)
-    for lg in [*fig.legends, *legends]:  # legends packed again: at most 2 columns (1 in an axes), long labels broken
+    for lg in [*fig.legends, *legends]:  # legends packed again: fewer columns, long labels broken
         texts = lg.get_texts()
         chars = int((width_in - 1.0) * 72 / (lg.prop.get_size_in_points() * 0.6))
         labels = [textwrap.fill(t.get_text(), chars) if len(t.get_text()) > chars > 10 else t.get_text() for t in texts]
-        ncols = min(lg._ncols, 2 if lg in fig.legends else 1)
+        # a figure legend at most 2 columns; an axes legend anchored by hand 1 (it moves below); others as they are
+        ncols = min(lg._ncols, 2) if lg in fig.legends else 1 if lg._bbox_to_anchor is not None else lg._ncols
         if ncols != lg._ncols or labels != [t.get_text() for t in texts]:
             colors = [t.get_color() for t in texts]
             lg._ncols = ncols
@@ -786,6 +787,7 @@ def watch_figure_text(record: list, sizes: list | None = None, phones: list | No
     phone PNG or None, "alt": the words}, once per distinct shown PNG.
     """
     import hashlib
+    import math
     import pathlib
     import time
     import warnings
@@ -845,6 +847,13 @@ def watch_figure_text(record: list, sizes: list | None = None, phones: list | No
                     boxes = {tuple(round(v, 4) for v in ax.get_position().bounds) for ax in fig.axes
                              if not hasattr(ax, "_colorbar")}
                     short = sum(max(0.0, PHONE_MIN_ROW_IN - box[3] * h) for box in boxes)
+                    now = text_size(fig, drawn.get(id(fig), []), source)
+                    narrower = phone_width_in(now) if now is not None else None  # text smaller than before
+                    if narrower is not None and narrower < w - 0.01 and not collapsed and short < 0.05:
+                        fig.set_size_inches(narrower, h, forward=False)
+                        if narrower * fig.dpi < PHONE_SHOWN_PX:
+                            fig.set_dpi(math.ceil(PHONE_SHOWN_PX / narrower))
+                        continue
                     if not collapsed and short < 0.05:
                         break
                     fig.set_size_inches(w, h * 1.35 if collapsed else h + short * 1.25, forward=False)
