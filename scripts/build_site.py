@@ -589,7 +589,7 @@ def smallest_text_px(entry: dict, shown_width: float) -> float:
 
 
 # Figures on a phone. The content column of a lesson page at a 390 px viewport (Chromium, measured by
-# tests/browser/test_site_phone.py) is PHONE_SHOWN_PX wide at most; a figure whose smallest text would show below
+# tests/browser/test_site_on_a_phone.py) is PHONE_SHOWN_PX wide at most; a figure whose smallest text would show below
 # PHONE_GOAL_PX there gets a second rendering laid out for a phone (``phone_layout``), served to screens up to
 # PHONE_MEDIA wide by a <picture> source.
 PHONE_SHOWN_PX = 338.0
@@ -721,6 +721,7 @@ def phone_layout(fig, width_in: float):
             colors = [t.get_color() for t in texts]
             lg._ncols = ncols
             lg._init_legend_box(lg.legend_handles, labels)
+            lg._set_loc(lg._loc)  # places the new box (as Legend.__init__ does after packing it)
             for t, color in zip(lg.get_texts(), colors, strict=True):
                 t.set_color(color)
     for t, _, _ in saved["texts"]:

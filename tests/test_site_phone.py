@@ -2,7 +2,7 @@
 
 Every figure the lessons show (inline or a slider state) whose smallest text would be below
 PHONE_GOAL_PX (9 CSS px) at PHONE_SHOWN_PX (the content width at a 390 px viewport, measured in
-Chromium by tests/browser/test_site_phone.py) has a phone rendering whose smallest text reaches it;
+Chromium by tests/browser/test_site_on_a_phone.py) has a phone rendering whose smallest text reaches it;
 pages serve those renderings through <picture> sources whose files exist; every static figure's
 alt text says what it shows (never "Figure N of …", never an empty "Panel 1: ").
 """
