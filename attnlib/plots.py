@@ -269,7 +269,7 @@ def scaled_logit_density(sample, d_k, sigma_q, sigma_k, ax=None, lim=None, bins=
     ("after ÷√d_k the variance is σ²").
     sample : (n,) raw q·k for this d_k, σ_q, σ_k.
     """
-    fig, ax = axes_or_new(ax, figsize=(6.5, 4.0))
+    fig, ax = axes_or_new(ax, figsize=(5.4, 4.0))
     s = np.asarray(sample, dtype=float) / np.sqrt(d_k)
     sd = sigma_q * sigma_k
     lim = lim or 4.0 * max(sd, 0.25)
@@ -292,7 +292,7 @@ def scaled_logit_density(sample, d_k, sigma_q, sigma_k, ax=None, lim=None, bins=
     ax.set_xlim(-lim, lim)
     ax.set_xlabel("q·k / √d_k (score units)")
     ax.set_ylabel("density")
-    ax.set_title(f"d_k={d_k}, σ_q={sigma_q:g}, σ_k={sigma_k:g}: var {np.var(s):.3g} (theory {sd**2:.3g})",
+    ax.set_title(f"d_k={d_k}, σ_q={sigma_q:g}, σ_k={sigma_k:g}\nvariance {np.var(s):.3g} (theory {sd**2:.3g})",
                  fontsize=12)
     ax.legend(loc="upper right", borderaxespad=0.3, handlelength=1.5)
     return fig
