@@ -814,7 +814,8 @@ def accepted_range(answer: float, sig_figs=None, decimals=None, rel_tol=None, ab
             raise ValueError(f"decimals must be a whole number >= 0; got {decimals!r}")
         rounded, unit = round(answer, int(decimals)), 10.0 ** -int(decimals)
         low, high = rounded - unit / 2, rounded + unit / 2
-        says = "Give it as a whole number." if decimals == 0 else f"Give it to {_plural(int(decimals), 'decimal place')}."
+        places = _plural(int(decimals), "decimal place")
+        says = "Give it as a whole number." if decimals == 0 else f"Give it to {places}."
     elif rel_tol or abs_tol:
         if (rel_tol or 0) < 0 or (abs_tol or 0) < 0:
             raise ValueError(f"rel_tol and abs_tol must be >= 0; got {rel_tol!r}, {abs_tol!r}")
@@ -905,7 +906,8 @@ class NumericCheck(widgets.VBox):
         if ok:
             self.feedback.value = self.RIGHT.format(explanation=self.explanation)
         else:
-            self.feedback.value = self.WRONG.format(value=f"{value:.4g}", hint=f"Hint: {self.hint}" if self.hint else "")
+            hint = f"Hint: {self.hint}" if self.hint else ""
+            self.feedback.value = self.WRONG.format(value=f"{value:.4g}", hint=hint)
         return ok
 
     def definition(self) -> dict:

@@ -185,8 +185,10 @@ A11Y_CSS = """
   background:
     linear-gradient(to right, var(--scroll-bg) 30%, rgba(255, 255, 255, 0)) left center / 2.5em 100% no-repeat local,
     linear-gradient(to left, var(--scroll-bg) 30%, rgba(255, 255, 255, 0)) right center / 2.5em 100% no-repeat local,
-    radial-gradient(farthest-side at 0 50%, rgba(0, 0, 0, 0.28), rgba(0, 0, 0, 0)) left center / 0.9em 100% no-repeat scroll,
-    radial-gradient(farthest-side at 100% 50%, rgba(0, 0, 0, 0.28), rgba(0, 0, 0, 0)) right center / 0.9em 100% no-repeat scroll,
+    radial-gradient(farthest-side at 0 50%, rgba(0, 0, 0, 0.28), rgba(0, 0, 0, 0))
+      left center / 0.9em 100% no-repeat scroll,
+    radial-gradient(farthest-side at 100% 50%, rgba(0, 0, 0, 0.28), rgba(0, 0, 0, 0))
+      right center / 0.9em 100% no-repeat scroll,
     var(--scroll-bg);
 }
 .jp-InputArea-editor { --scroll-bg: var(--jp-cell-editor-background, #f5f5f5); }
@@ -211,7 +213,8 @@ math[display="inline"] { font-size: 1.12em; }  /* the browsers' maths font runs 
    them): blocks instead, so a long line scrolls inside its own box */
 @media only screen and (max-width: 760px) {
   .jp-InputArea, .jp-OutputArea-child { display: block; }
-  .jp-InputArea-editor, .jp-InputPrompt, .jp-OutputPrompt, .jp-OutputArea-child .jp-OutputArea-output { display: block; }
+  .jp-InputArea-editor, .jp-InputPrompt, .jp-OutputPrompt,
+  .jp-OutputArea-child .jp-OutputArea-output { display: block; }
   /* a markdown cell as a table cell grows to its widest equation or table and is then clipped */
   .jp-InputArea > .jp-RenderedHTMLCommon { display: block; min-width: 0; }
   /* as blocks they take the width left beside their margins (JupyterLab's width: 100% pushed them 10-18 px
@@ -362,7 +365,8 @@ SITE_SCRIPT = r"""'use strict';
         if (value === null) return say(def.messages.unreadable, 'unreadable');
         const ok = def.low <= value && value <= def.high;  // the range attnlib.widgets.accepted_range gives
         if (ok) say(fill(def.messages.right, { explanation: def.explanation }), 'right');
-        else say(fill(def.messages.wrong, { value: formatG4(value), hint: def.hint ? 'Hint: ' + def.hint : '' }), 'wrong');
+        else say(fill(def.messages.wrong,
+                      { value: formatG4(value), hint: def.hint ? 'Hint: ' + def.hint : '' }), 'wrong');
       } else {
         const chosen = form.querySelector('input[type=radio]:checked');
         if (!chosen) return say(def.messages.unchosen, 'unchosen');
@@ -397,7 +401,10 @@ SITE_SCRIPT = r"""'use strict';
   }
 
   window.courseSite = { formatG4: formatG4, parseNumber: parseNumber,
-    grade: (def, text) => { const v = parseNumber(text, def.number_pattern); return v === null ? null : def.low <= v && v <= def.high; } };
+    grade: (def, text) => {
+      const v = parseNumber(text, def.number_pattern);
+      return v === null ? null : def.low <= v && v <= def.high;
+    } };
   document.querySelectorAll('.jp-OutputArea-output img, .sv figure img').forEach(zoomable);
   document.querySelectorAll('.sv').forEach(setUpView);
   document.querySelectorAll('form.check').forEach(setUpCheck);
