@@ -477,6 +477,13 @@ class MathMLRenderer(IPythonRenderer):
     def latex_environment(self, name: str, body: str) -> str:
         return tex_to_html(f"\\begin{{{name}}}{body}\\end{{{name}}}", display=True)
 
+    def block_html(self, html: str) -> str:
+        """Raw HTML as written. nbconvert re-parses a block to embed its images, which closes a tag the
+        block leaves open: `<details><summary>Solution</summary>` then markdown would fold nothing."""
+        if "<img" not in html.lower():
+            return html
+        return super().block_html(html)
+
 
 class StaticWidgets(Preprocessor):
     """Put the static markup of each widget (``resources["widgets"]``: model id -> HTML) in its place,

@@ -60,3 +60,31 @@ def test_no_tex_source_in_rendered_prose(exporter, lesson):
             found += [f"cell {cell.get('id')}: …{piece}…" for piece in tex_left_in(exporter.markdown2html({"cell": cell},
                                                                                                       cell.source))]
     assert found == [], f"{lesson.name}: TeX source shown as text on the site:\n" + "\n".join(found)
+
+
+def folded_empty(html: str) -> list[str]:
+    """<details> blocks of rendered markdown that hold nothing but their summary (the body fell outside)."""
+    found = []
+    for block in BeautifulSoup(html, features="html.parser").find_all("details"):
+        summary = block.summary.get_text(strip=True) if block.summary else ""
+        body = block.get_text(" ", strip=True).replace(summary, "", 1).strip()
+        if len(body) < 3:
+            found.append(summary or str(block)[:60])
+    return found
+
+
+def test_an_empty_fold_is_found(exporter):
+    """A `<details>` line right under a list item's text joins that paragraph, and the page's parser (the
+    site re-parses every page with html.parser) closes the fold at the paragraph's end: empty. Before
+    MathMLRenderer.block_html, every fold whose body was markdown closed empty the same way."""
+    assert folded_empty(exporter.markdown2html({}, "1. Q?\n<details><summary>Solution</summary>\n\nA.\n\n</details>"))
+    assert folded_empty(exporter.markdown2html({}, "<details><summary>Solution</summary>\n\n1. one\n\n</details>")) == []
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.stem)
+def test_every_solution_is_inside_its_fold(exporter, lesson):
+    """Each exercise's solution renders inside its <details> (not shown open below an empty fold)."""
+    nb = nbformat.read(lesson, as_version=4)
+    found = [f"cell {cell.get('id')}: {s}" for cell in nb.cells if cell.cell_type == "markdown"
+             for s in folded_empty(exporter.markdown2html({"cell": cell}, cell.source))]
+    assert found == [], f"{lesson.name}: folds that close before their content:\n" + "\n".join(found)
