@@ -804,6 +804,7 @@ def watch_figure_text(record: list, sizes: list | None = None, phones: list | No
     import hashlib
     import math
     import pathlib
+    import pickle
     import time
     import warnings
 
@@ -848,6 +849,13 @@ def watch_figure_text(record: list, sizes: list | None = None, phones: list | No
         phones.append(found)
         width = phone_width_in(entry) if entry is not None else None
         started = time.process_time()
+        if width is not None and source == "slider":
+            # a slider view draws its next states on this same figure: lay out a copy, so nothing a
+            # restore might miss reaches the wide pictures (they must stay byte-identical to the live view's)
+            try:
+                fig = pickle.loads(pickle.dumps(fig))
+            except Exception:  # noqa: BLE001 - an unpicklable artist: lay out the figure itself and restore it
+                pass
         restore = phone_layout(fig, width) if width is not None else None
         if restore is None:
             return
