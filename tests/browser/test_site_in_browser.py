@@ -209,6 +209,10 @@ def touch_each_slider(page, root, where: str) -> int:
             now = root.evaluate(SNAPSHOT)
             if now["values"][k] == i:
                 continue
+            # let the frame that showed the last picture finish (its load handler may show the enlarge
+            # hint), then tap where the slider is now
+            page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+            box = inputs.nth(k).bounding_box()
             x = box["x"] + thumb / 2 + (box["width"] - thumb) * i / (n - 1)
             page.touchscreen.tap(x, box["y"] + box["height"] / 2)
             after = root.evaluate(SNAPSHOT)
