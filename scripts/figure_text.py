@@ -12,20 +12,12 @@ Exit code 1 when a figure's smallest text is below --goal px.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def load_build_site():
-    spec = importlib.util.spec_from_file_location("build_site", ROOT / "scripts" / "build_site.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+import build_site  # scripts/build_site.py: run as a script, this file's folder is on sys.path
 
 
 def main(argv: list[str]) -> int:
@@ -35,7 +27,6 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--goal", type=float, default=14.0, help="smallest text allowed, CSS px (default 14)")
     parser.add_argument("--json", type=Path, help="also write every entry here")
     args = parser.parse_args(argv)
-    build_site = load_build_site()
     entries = []
     with tempfile.TemporaryDirectory(prefix="figure-text-") as tmp:
         for path in args.notebooks:
