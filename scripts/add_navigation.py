@@ -39,7 +39,7 @@ NOTES_MARK = "> **Instructor notes**"
 COLLAPSED = "jp-MarkdownHeadingCollapsed"  # the cell metadata key JupyterLab 4 reads to start a heading collapsed
 # Minutes to present each lesson in full, in class: the one timing each lesson's "What you need" and
 # instructor notes state (checked here) and docs/teaching.md's plans are budgeted from (checked by its test).
-MINUTES = {"00": 5, "01": 15, "02": 25, "03": 25, "04": 25, "05": 30, "06": 30, "07": 30, "08": 30, "09": 20}
+MINUTES = {"00": 5, "01": 15, "02": 25, "03": 25, "04": 25, "05": 30, "06": 30, "07": 30, "08": 30, "09": 20, "10": 30}
 SELF_CHECK = re.compile(r"\b(numeric_check|choice_check)\s*\(")
 
 
