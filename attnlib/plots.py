@@ -1050,3 +1050,209 @@ def scale_fit(points, ax=None, title=None):
         ax.set_title(title)
     return fig
 
+
+
+# ---------------------------------------------------------------------------
+# Lesson 10 (what today's models do to the logit)
+# ---------------------------------------------------------------------------
+
+_RATIO_COLORS = {"1/√head_dim": SCALED, "softer": PALETTE["sky"], "sharper": UNSCALED}
+
+
+def _ratio_kind(ratio: float) -> str:
+    if abs(ratio - 1.0) < 1e-9:
+        return "1/√head_dim"
+    return "softer" if ratio < 1 else "sharper"
+
+
+@projector_style
+def recipe_overview(rows, axes=None):
+    """Lesson 10: entropy at initialisation and softmax scale ÷ (1/√head_dim), one bar per model.
+
+    rows : ``attnlib.recipe_table()`` dicts (model, entropy, entropy_se, uniform, scale_ratio, ...).
+    axes : optional two Axes (entropy, scale ratio).
+    """
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(SHOWN_WIDTH_IN, 6.2), layout="constrained", sharey=True,
+                               gridspec_kw={"width_ratios": [1.25, 1]})
+    fig = axes[0].figure
+    y = np.arange(len(rows))[::-1]
+    colors = [_RATIO_COLORS[_ratio_kind(r["scale_ratio"])] for r in rows]
+    ent = np.array([r["entropy"] for r in rows])
+    axes[0].barh(y, ent, xerr=[5 * r["entropy_se"] for r in rows], color=colors, capsize=3)
+    axes[0].axvline(rows[0]["uniform"], color=PALETTE["black"], ls="--", lw=1)
+    axes[0].text(rows[0]["uniform"], y[0] + 0.9, f"uniform ln n = {rows[0]['uniform']:.2f}", ha="right",
+                 va="bottom")
+    axes[0].set_ylim(-0.7, len(rows) + 0.3)
+    axes[0].set_yticks(y, [r["model"] for r in rows])
+    axes[0].set_xlabel("entropy at init (nats), ±5 SE")
+    axes[0].set_title("How spread out attention starts")
+    ratio = np.array([r["scale_ratio"] for r in rows])
+    axes[1].barh(y, ratio, color=colors)
+    axes[1].set_xscale("log")
+    axes[1].set_xlim(0.5, 40)
+    axes[1].axvline(1.0, color=PALETTE["black"], lw=1)
+    for yi, r in zip(y, ratio, strict=True):
+        axes[1].text(r * 1.08, yi, f"×{r:.3g}", va="center")
+    axes[1].set_xlabel("softmax scale ÷ (1/√head_dim)")
+    axes[1].set_title("The scale each model uses")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in _RATIO_COLORS.values()]
+    axes[1].legend(handles, [f"scale {k}" if k[0] == "1" else k for k in _RATIO_COLORS], loc="lower right")
+    for ax in axes:
+        ax.grid(axis="y", visible=False)
+    return fig
+
+
+@projector_style
+def states_grid(draw, states, row_height=3.6, suptitle=None):
+    """Static companion of a two-panel slider view (lesson 10): one row of panels per state.
+
+    draw : ``draw(state, axes=(ax_left, ax_right))`` that draws one state into two Axes.
+    states : the slider values to show, top to bottom.
+    """
+    fig, axes = plt.subplots(len(states), 2, figsize=(SHOWN_WIDTH_IN, row_height * len(states)),
+                             layout="constrained", squeeze=False)
+    for state, row in zip(states, axes, strict=True):
+        draw(state, axes=row)
+    if suptitle:
+        fig.suptitle(suptitle)
+    return fig
+
+
+@projector_style
+def gain_panel(gains, entropy, entropy_se, uniform, top_weights, g, d, axes=None):
+    """Lesson 10, QK-norm gain g: the largest weights of one query, and mean entropy against g.
+
+    gains : (m,) the grid.  entropy, entropy_se : (m,) mean entropy over random rows and its SE.
+    uniform : ln(n_keys).  top_weights : {g: (k,) the k largest weights of one query, descending}.
+    g : the gain shown.  d : head size (marks g = d^¼, where scale 1/√d equals Gemma 4's scale 1).
+    """
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(SHOWN_WIDTH_IN, 4.2), layout="constrained")
+    fig = axes[0].figure
+    w = np.asarray(top_weights[g])
+    axes[0].bar(np.arange(1, w.size + 1), w, color=SCALED)
+    axes[0].set_ylim(0, 1)
+    axes[0].set_xlabel("key, by weight (largest first)")
+    axes[0].set_ylabel("attention weight")
+    axes[0].set_title(f"One query, gain g = {g:.2f}: top weight {w[0]:.2f}")
+    gains = np.asarray(gains)
+    axes[1].plot(gains, entropy, color=SCALED, marker="o", ms=4, label="mean entropy")
+    axes[1].fill_between(gains, entropy - 5 * entropy_se, entropy + 5 * entropy_se, color=SCALED, alpha=0.2, lw=0)
+    i = int(np.argmin(np.abs(gains - g)))
+    axes[1].plot([gains[i]], [entropy[i]], "o", ms=11, color=UNSCALED, label=f"g = {g:.2f}")
+    axes[1].axhline(uniform, color=PALETTE["black"], ls="--", lw=1, label=f"uniform ln n = {uniform:.2f}")
+    axes[1].axvline(d**0.25, color=PALETTE["green"], ls=":", lw=2, label=f"g = d^¼: Gemma 4's scale 1 (d = {d})")
+    axes[1].set_ylim(0, uniform * 1.32)
+    axes[1].set_xlabel("QK-norm gain g (on q and on k)")
+    axes[1].set_ylabel("entropy (nats)")
+    axes[1].set_title("Entropy at init against the gain")
+    axes[1].legend(loc="upper right", fontsize=10.5)
+    return fig
+
+
+@projector_style
+def softcap_panel(logits, cap, span=None, axes=None):
+    """Lesson 10, soft-capping: the map s ↦ c·tanh(s/c), and one row's weights without and with it.
+
+    logits : (n,) one row of scaled logits.  cap : c > 0.  span : x range of the map (default 1.3·max|s|).
+    """
+    from .core import softmax
+    from .recipes import softcap
+
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(SHOWN_WIDTH_IN, 4.2), layout="constrained")
+    fig = axes[0].figure
+    logits = np.asarray(logits, dtype=float)
+    span = span or 1.3 * float(np.max(np.abs(logits)))
+    s = np.linspace(-span, span, 401)
+    axes[0].plot(s, s, color=PALETTE["black"], ls="--", lw=1, label="no cap")
+    axes[0].plot(s, softcap(s, cap), color=SCALED, lw=2.5, label=f"c·tanh(s/c), c = {cap:g}")
+    axes[0].plot(logits, softcap(logits, cap), "o", color=UNSCALED, ms=7, label="this row's logits")
+    axes[0].set_ylim(-span, span)
+    axes[0].set_xlabel("logit s (after the scale)")
+    axes[0].set_ylabel("logit after the cap")
+    axes[0].set_title(f"Soft-cap c = {cap:g}")
+    axes[0].legend(loc="upper left", fontsize=10.5)
+    x = np.arange(1, logits.size + 1)
+    axes[1].bar(x - 0.2, softmax(logits), width=0.4, color=PALETTE["black"], alpha=0.55, label="no cap")
+    axes[1].bar(x + 0.2, softmax(softcap(logits, cap)), width=0.4, color=SCALED, label=f"cap {cap:g}")
+    axes[1].set_ylim(0, 1.15)
+    axes[1].set_xticks(x)
+    axes[1].set_xlabel("key")
+    axes[1].set_ylabel("attention weight")
+    axes[1].set_title("The row's weights")
+    axes[1].legend(loc="upper left", ncols=2)
+    return fig
+
+
+@projector_style
+def sink_panel(logits, b, b_grid, mass_curves, axes=None):
+    """Lesson 10, a learned sink logit b: one row's weights plus the sink, and sink mass against b.
+
+    logits : (n,) one row of scaled logits.  b : the sink logit shown.  b_grid : (m,) values of b.
+    mass_curves : {label: (m,) mean weight the sink takes at each b}.
+    """
+    from .recipes import softmax_with_sink
+
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(SHOWN_WIDTH_IN, 4.2), layout="constrained")
+    fig = axes[0].figure
+    logits = np.asarray(logits, dtype=float)
+    w = softmax_with_sink(logits, b)
+    x = np.arange(1, logits.size + 1)
+    axes[0].bar(x, w, color=SCALED, label="keys")
+    axes[0].bar([0], [1.0 - w.sum()], color=PALETTE["orange"], label="sink")
+    axes[0].set_xticks([0, *x], ["sink", *map(str, x)])
+    axes[0].set_ylim(0, 1.1)
+    axes[0].set_xlabel("key")
+    axes[0].set_ylabel("attention weight")
+    axes[0].set_title(f"Sink logit b = {b:+.1f}: keys get {w.sum():.2f}")
+    axes[0].legend(loc="upper right")
+    b_grid = np.asarray(b_grid)
+    colors = [SCALED, PALETTE["green"], PALETTE["purple"]]
+    for (label, mass), c in zip(mass_curves.items(), colors, strict=False):
+        axes[1].plot(b_grid, mass, color=c, lw=2, label=label)
+    axes[1].axvline(b, color=UNSCALED, lw=2, ls=":", label=f"b = {b:+.1f}")
+    axes[1].set_ylim(0, 1.05)
+    axes[1].set_xlabel("sink logit b")
+    axes[1].set_ylabel("weight on the sink")
+    axes[1].set_title("Random rows, logits N(0, 1)")
+    axes[1].legend(loc="upper left", fontsize=10.5)
+    return fig
+
+
+@projector_style
+def context_panel(n, positions, factors, n_grid, top_mean, top_se, axes=None):
+    """Lesson 10, length-dependent temperature: each rule's logit factor against position, and the
+    mean weight of one key that leads by a fixed gap at context length n.
+
+    positions : (m,) token positions.  factors : {rule: (m,) logit multiplier}.
+    n_grid : (r,) context lengths.  top_mean, top_se : {rule: (r,)} mean top weight and its SE.
+    """
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(SHOWN_WIDTH_IN, 4.4), layout="constrained")
+    fig = axes[0].figure
+    colors = [PALETTE["black"], SCALED, PALETTE["orange"], PALETTE["green"]]
+    for (rule, f), c in zip(factors.items(), colors, strict=False):
+        axes[0].plot(positions, f, color=c, lw=2, label=rule)
+    axes[0].axvline(n, color=UNSCALED, ls=":", lw=2)
+    axes[0].set_xscale("log", base=2)
+    axes[0].set_xlabel("position p (tokens)")
+    axes[0].set_ylabel("logit multiplier")
+    axes[0].set_title(f"Context n = 2^{int(round(np.log2(n)))}")
+    axes[0].legend(loc="upper left", fontsize=10.5)
+    n_grid = np.asarray(n_grid, dtype=float)
+    i = int(np.argmin(np.abs(n_grid - n)))
+    for (rule, m), c in zip(top_mean.items(), colors, strict=False):
+        m = np.asarray(m)
+        axes[1].plot(n_grid, m, color=c, marker="o", ms=4)
+        axes[1].fill_between(n_grid, m - 5 * top_se[rule], m + 5 * top_se[rule], color=c, alpha=0.2, lw=0)
+        axes[1].plot([n_grid[i]], [m[i]], "o", ms=10, color=c)
+    axes[1].axvline(n, color=UNSCALED, ls=":", lw=2)
+    axes[1].set_xscale("log", base=2)
+    axes[1].set_ylim(0, 1)
+    axes[1].set_xlabel("context length n (keys)")
+    axes[1].set_ylabel("weight of the leading key")
+    axes[1].set_title("A key 3 above N(0, 1) others")
+    return fig

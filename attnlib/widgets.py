@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import io
 import itertools
+import math
 import re
 import threading
 import time
@@ -1133,3 +1134,51 @@ def training_browser(steps, curves, scalings, d_ks, lrs, uniform_entropy=None) -
         return plots.update_training_curves(fig, **shown(d_k, lr))
 
     return slider_view(draw, update=update, d_k=options_slider("d_k", d_ks), lr=options_slider("learning rate", lrs))
+
+
+# ---------------------------------------------------------------------------
+# Lesson 10 (what today's models do to the logit)
+# ---------------------------------------------------------------------------
+
+
+def gain_view(gains, entropy, entropy_se, uniform, top_weights, d, value=1.0) -> SliderView:
+    """Lesson 10: a QK-norm gain slider over ``plots.gain_panel`` (data precomputed per gain)."""
+    from . import plots
+
+    def draw(g):
+        return plots.gain_panel(gains, entropy, entropy_se, uniform, top_weights, g, d)
+
+    return slider_view(draw, g=options_slider("QK-norm gain g", [float(g) for g in gains], float(value)))
+
+
+def softcap_view(logits, caps, value=50.0, span=None) -> SliderView:
+    """Lesson 10: a soft-cap slider over ``plots.softcap_panel`` for one row of logits."""
+    from . import plots
+
+    def draw(cap):
+        return plots.softcap_panel(logits, cap, span=span)
+
+    return slider_view(draw, cap=options_slider("soft-cap c", [float(c) for c in caps], float(value)))
+
+
+def sink_view(logits, b_grid, mass_curves, value=0.0) -> SliderView:
+    """Lesson 10: a sink-logit slider over ``plots.sink_panel`` (mass curves precomputed)."""
+    from . import plots
+
+    def draw(b):
+        return plots.sink_panel(logits, b, b_grid, mass_curves)
+
+    return slider_view(draw, b=options_slider("sink logit b", [float(b) for b in b_grid], float(value)))
+
+
+def context_view(positions, factors, n_grid, top_mean, top_se, value=None) -> SliderView:
+    """Lesson 10: a context-length slider over ``plots.context_panel`` (top weights precomputed)."""
+    from . import plots
+
+    options = [(f"2^{int(round(math.log2(n)))}", int(n)) for n in n_grid]
+
+    def draw(n):
+        return plots.context_panel(n, positions, factors, n_grid, top_mean, top_se)
+
+    start = int(value if value is not None else n_grid[len(n_grid) // 2])
+    return slider_view(draw, n=options_slider("context length n", options, start))
