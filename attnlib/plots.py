@@ -1081,23 +1081,24 @@ def recipe_overview(rows, axes=None):
     ent = np.array([r["entropy"] for r in rows])
     axes[0].barh(y, ent, xerr=[5 * r["entropy_se"] for r in rows], color=colors, capsize=3)
     axes[0].axvline(rows[0]["uniform"], color=PALETTE["black"], ls="--", lw=1)
-    axes[0].text(rows[0]["uniform"], y[0] + 0.9, f"uniform ln n = {rows[0]['uniform']:.2f}", ha="right",
-                 va="bottom")
-    axes[0].set_ylim(-0.7, len(rows) + 0.3)
+    axes[0].text(rows[0]["uniform"] + 0.1, np.mean(y), f"uniform: ln n = {rows[0]['uniform']:.2f}",
+                 rotation=90, va="center")
+    axes[0].set_xlim(0, rows[0]["uniform"] + 0.75)
+    axes[0].set_ylim(-0.7, len(rows) - 0.3)
     axes[0].set_yticks(y, [r["model"] for r in rows])
     axes[0].set_xlabel("entropy at init (nats), ±5 SE")
     axes[0].set_title("How spread out attention starts")
     ratio = np.array([r["scale_ratio"] for r in rows])
     axes[1].barh(y, ratio, color=colors)
     axes[1].set_xscale("log")
-    axes[1].set_xlim(0.5, 40)
+    axes[1].set_xlim(0.5, 150)
     axes[1].axvline(1.0, color=PALETTE["black"], lw=1)
     for yi, r in zip(y, ratio, strict=True):
         axes[1].text(r * 1.08, yi, f"×{r:.3g}", va="center")
     axes[1].set_xlabel("softmax scale ÷ (1/√head_dim)")
     axes[1].set_title("The scale each model uses")
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in _RATIO_COLORS.values()]
-    axes[1].legend(handles, [f"scale {k}" if k[0] == "1" else k for k in _RATIO_COLORS], loc="lower right")
+    axes[1].legend(handles, [f"scale {k}" if k[0] == "1" else k for k in _RATIO_COLORS], loc="upper right")
     for ax in axes:
         ax.grid(axis="y", visible=False)
     return fig
@@ -1142,8 +1143,8 @@ def gain_panel(gains, entropy, entropy_se, uniform, top_weights, g, d, axes=None
     i = int(np.argmin(np.abs(gains - g)))
     axes[1].plot([gains[i]], [entropy[i]], "o", ms=11, color=UNSCALED, label=f"g = {g:.2f}")
     axes[1].axhline(uniform, color=PALETTE["black"], ls="--", lw=1, label=f"uniform ln n = {uniform:.2f}")
-    axes[1].axvline(d**0.25, color=PALETTE["green"], ls=":", lw=2, label=f"g = d^¼: Gemma 4's scale 1 (d = {d})")
-    axes[1].set_ylim(0, uniform * 1.32)
+    axes[1].axvline(d**0.25, color=PALETTE["green"], ls=":", lw=2, label=f"g = d^¼ = {d**0.25:.2f}: scale 1")
+    axes[1].set_ylim(0, uniform * 1.65)
     axes[1].set_xlabel("QK-norm gain g (on q and on k)")
     axes[1].set_ylabel("entropy (nats)")
     axes[1].set_title("Entropy at init against the gain")
@@ -1223,12 +1224,13 @@ def sink_panel(logits, b, b_grid, mass_curves, axes=None):
 
 
 @projector_style
-def context_panel(n, positions, factors, n_grid, top_mean, top_se, axes=None):
+def context_panel(n, positions, factors, n_grid, top_mean, top_se, lead=8.0, axes=None):
     """Lesson 10, length-dependent temperature: each rule's logit factor against position, and the
     mean weight of one key that leads by a fixed gap at context length n.
 
     positions : (m,) token positions.  factors : {rule: (m,) logit multiplier}.
     n_grid : (r,) context lengths.  top_mean, top_se : {rule: (r,)} mean top weight and its SE.
+    lead : the leading key's logit (the others are N(0, 1)), for the title.
     """
     if axes is None:
         _, axes = plt.subplots(1, 2, figsize=(SHOWN_WIDTH_IN, 4.4), layout="constrained")
@@ -1240,8 +1242,9 @@ def context_panel(n, positions, factors, n_grid, top_mean, top_se, axes=None):
     axes[0].set_xscale("log", base=2)
     axes[0].set_xlabel("position p (tokens)")
     axes[0].set_ylabel("logit multiplier")
-    axes[0].set_title(f"Context n = 2^{int(round(np.log2(n)))}")
-    axes[0].legend(loc="upper left", fontsize=10.5)
+    axes[0].set_title(f"Context n = $2^{{{int(round(np.log2(n)))}}}$")
+    axes[0].set_ylim(0.9, 1.95)
+    axes[0].legend(loc="center left", fontsize=10.5)
     n_grid = np.asarray(n_grid, dtype=float)
     i = int(np.argmin(np.abs(n_grid - n)))
     for (rule, m), c in zip(top_mean.items(), colors, strict=False):
@@ -1254,5 +1257,5 @@ def context_panel(n, positions, factors, n_grid, top_mean, top_se, axes=None):
     axes[1].set_ylim(0, 1)
     axes[1].set_xlabel("context length n (keys)")
     axes[1].set_ylabel("weight of the leading key")
-    axes[1].set_title("A key 3 above N(0, 1) others")
+    axes[1].set_title(f"A key at logit {lead:g}, the others N(0, 1)")
     return fig

@@ -1171,14 +1171,14 @@ def sink_view(logits, b_grid, mass_curves, value=0.0) -> SliderView:
     return slider_view(draw, b=options_slider("sink logit b", [float(b) for b in b_grid], float(value)))
 
 
-def context_view(positions, factors, n_grid, top_mean, top_se, value=None) -> SliderView:
+def context_view(positions, factors, n_grid, top_mean, top_se, lead=8.0, value=None) -> SliderView:
     """Lesson 10: a context-length slider over ``plots.context_panel`` (top weights precomputed)."""
     from . import plots
 
     options = [(f"2^{int(round(math.log2(n)))}", int(n)) for n in n_grid]
 
     def draw(n):
-        return plots.context_panel(n, positions, factors, n_grid, top_mean, top_se)
+        return plots.context_panel(n, positions, factors, n_grid, top_mean, top_se, lead=lead)
 
     start = int(value if value is not None else n_grid[len(n_grid) // 2])
     return slider_view(draw, n=options_slider("context length n", options, start))
