@@ -334,6 +334,7 @@ NUMERIC = {
         math.sqrt(256), ref_softmax([2.0, 1.0, 0.5])[0], math.sqrt(100) / 100, 0.5 * 64 / 8,
         64 * ((1 + 0.5**2) + 0.5**2 + 0.5**2 + 2 * 0.5 * 0.5 * 0.5), 0.5**4,
         32**2 / 31, (1024 / 16) ** -0.5, 0.5 * 0.5, (1024 * 0.02**2) ** 2,
+        256**-0.25, (0.1 * math.log(40) + 1) ** 2,  # Q13: the gain that is 1/√d; Q14: MLA's mscale²
     ],
 }
 CHOICE = {"04-multi-head-and-init.ipynb": [1], "05-tradeoffs.ipynb": [1], "06-interview-questions.ipynb": [1, 1, 0, 1]}

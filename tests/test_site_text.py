@@ -296,7 +296,7 @@ def test_lesson_06_question_list_links_every_question_and_the_revision_sheet():
     cells = [c for c in nb.cells if c.cell_type == "markdown"]
     text = "\n".join(c.source for c in cells)
     questions = re.findall(r'^## <a id="(q\d+)"></a>Q(\d+)\. ', text, re.M)
-    assert [q for q, _ in questions] == [f"q{n}" for _, n in questions] and len(questions) == 12
+    assert [q for q, _ in questions] == [f"q{n}" for _, n in questions] and len(questions) == 14
     assert not re.search(r"^## Q\d+\.", text, re.M), "a question heading without its anchor"
     listing = next(i for i, c in enumerate(cells) if '<a id="questions"></a>' in c.source)
     assert listing <= 2, "the question list must be at the top of the lesson"
@@ -305,7 +305,7 @@ def test_lesson_06_question_list_links_every_question_and_the_revision_sheet():
     firsts = [by_id[i].split("\n", 1)[0] for i in linked]
     assert [m.group(1) for f in firsts if (m := re.match(r'## <a id="(q\d+)"></a>', f))] == [q for q, _ in questions]
     assert any(f.startswith('## <a id="revision-sheet"></a>') for f in firsts), "no link to the revision sheet"
-    assert len(linked) == 15, linked
+    assert len(linked) == 17, linked
 
 
 def test_lesson_06_anchors_resolve_on_the_page():
@@ -316,7 +316,7 @@ def test_lesson_06_anchors_resolve_on_the_page():
     page, _ = build_site.finish_page(page, "06", {LESSON_06.name})
     soup = BeautifulSoup(page, features="html.parser")
     targets = [a["href"][1:] for a in soup.find_all("a", href=True) if a["href"].startswith("#")]
-    assert len([t for t in targets if t.startswith("cell-id=")]) == 15
+    assert len([t for t in targets if t.startswith("cell-id=")]) == 17
     for target in targets:
         assert soup.find(id=target) is not None, f"#{target} has no element with that id on the page"
     for anchor in ("questions", "revision-sheet", "q3"):  # the index's links and links from elsewhere
