@@ -97,6 +97,7 @@ def test_total_and_ninety_minute_figures_follow_minutes():
     assert f"add lesson 05 in full after lesson 04 ({NAV.MINUTES['05']} minutes and one more switch): {ninety}" in DOC
     assert f"which leaves {90 - ninety} for questions" in DOC
     assert f"(`09-check-your-attention.ipynb`, {NAV.MINUTES['09']} minutes)" in DOC
+    assert f"(`10-todays-models.ipynb`, {NAV.MINUTES['10']} minutes) is outside the 50-minute plan" in DOC
 
 
 def test_lessons_notes_and_timings_agree_with_minutes():
