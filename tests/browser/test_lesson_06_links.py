@@ -32,6 +32,7 @@ def test_question_links_scroll_to_their_answers_in_jupyterlab(browser, lab):
     try:
         for text, anchor in [("Why √d_k, and not d_k?", "q3"),
                              ("How does the scale interact with initialisation?", "q12"),
+                             ("You port DeepSeek-V3's attention", "q14"),
                              ("one-page revision sheet", "revision-sheet")]:
             # each link as a reader meets it: the lesson just opened, the list at its top
             page.goto(f"{lab.url}/lab/tree/notebooks/06-interview-questions.ipynb?reset&token={lab.token}")
