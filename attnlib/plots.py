@@ -1139,11 +1139,12 @@ def gain_panel(gains, entropy, entropy_se, uniform, top_weights, g, d, axes=None
     axes[0].set_title(f"One query, gain g = {g:.2f}: top weight {w[0]:.2f}")
     gains = np.asarray(gains)
     axes[1].plot(gains, entropy, color=SCALED, marker="o", ms=4, label="mean entropy")
-    axes[1].fill_between(gains, entropy - 5 * entropy_se, entropy + 5 * entropy_se, color=SCALED, alpha=0.2, lw=0)
+    axes[1].fill_between(gains, entropy - 5 * entropy_se, entropy + 5 * entropy_se, color=SCALED, alpha=0.2, lw=0,
+                         label="±5 SE")
     i = int(np.argmin(np.abs(gains - g)))
     axes[1].plot([gains[i]], [entropy[i]], "o", ms=11, color=UNSCALED, label=f"g = {g:.2f}")
     axes[1].axhline(uniform, color=PALETTE["black"], ls="--", lw=1, label=f"uniform ln n = {uniform:.2f}")
-    axes[1].axvline(d**0.25, color=PALETTE["green"], ls=":", lw=2, label=f"g = d^¼ = {d**0.25:.2f}: scale 1")
+    axes[1].axvline(d**0.25, color=PALETTE["green"], ls=":", lw=2, label=f"g = d^¼ = {d**0.25:.2f} (= scale 1)")
     axes[1].set_ylim(0, uniform * 1.65)
     axes[1].set_xlabel("QK-norm gain g (on q and on k)")
     axes[1].set_ylabel("entropy (nats)")
@@ -1224,13 +1225,14 @@ def sink_panel(logits, b, b_grid, mass_curves, axes=None):
 
 
 @projector_style
-def context_panel(n, positions, factors, n_grid, top_mean, top_se, lead=8.0, axes=None):
+def context_panel(n, positions, factors, n_grid, top_mean, top_se, lead=8.0, low=None, axes=None):
     """Lesson 10, length-dependent temperature: each rule's logit factor against position, and the
-    mean weight of one key that leads by a fixed gap at context length n.
+    mean weight of one key that leads the others by a fixed logit at context length n.
 
-    positions : (m,) token positions.  factors : {rule: (m,) logit multiplier}.
-    n_grid : (r,) context lengths.  top_mean, top_se : {rule: (r,)} mean top weight and its SE.
-    lead : the leading key's logit (the others are N(0, 1)), for the title.
+    positions : (m,) token positions.  factors : {rule: (m,) logit multiplier} (NaN where a rule is
+    not defined).  n_grid : (r,) context lengths.  top_mean, top_se : {rule: (r,)} mean weight of the
+    leading key (logit ``lead``, the others N(0, 1)) and its SE.  low : optional (lead, top_mean, top_se)
+    for a second, smaller lead, drawn dashed.
     """
     if axes is None:
         _, axes = plt.subplots(1, 2, figsize=(SHOWN_WIDTH_IN, 4.4), layout="constrained")
@@ -1247,15 +1249,18 @@ def context_panel(n, positions, factors, n_grid, top_mean, top_se, lead=8.0, axe
     axes[0].legend(loc="center left", fontsize=10.5)
     n_grid = np.asarray(n_grid, dtype=float)
     i = int(np.argmin(np.abs(n_grid - n)))
-    for (rule, m), c in zip(top_mean.items(), colors, strict=False):
-        m = np.asarray(m)
-        axes[1].plot(n_grid, m, color=c, marker="o", ms=4)
-        axes[1].fill_between(n_grid, m - 5 * top_se[rule], m + 5 * top_se[rule], color=c, alpha=0.2, lw=0)
-        axes[1].plot([n_grid[i]], [m[i]], "o", ms=10, color=c)
+    runs = [(top_mean, top_se, "-")] + ([(low[1], low[2], "--")] if low is not None else [])
+    for means, ses, ls in runs:
+        for (rule, m), c in zip(means.items(), colors, strict=False):
+            m = np.asarray(m, dtype=float)
+            axes[1].plot(n_grid, m, color=c, marker="o", ms=4, ls=ls)
+            axes[1].fill_between(n_grid, m - 5 * ses[rule], m + 5 * ses[rule], color=c, alpha=0.2, lw=0)
+            axes[1].plot([n_grid[i]], [m[i]], "o", ms=10, color=c)
     axes[1].axvline(n, color=UNSCALED, ls=":", lw=2)
     axes[1].set_xscale("log", base=2)
-    axes[1].set_ylim(0, 1)
+    axes[1].set_ylim(0, 1.04)
     axes[1].set_xlabel("context length n (keys)")
     axes[1].set_ylabel("weight of the leading key")
-    axes[1].set_title(f"A key at logit {lead:g}, the others N(0, 1)")
+    title = f"Leading key at logit {lead:g}" + (f" (—), {low[0]:g} (- -)" if low is not None else "")
+    axes[1].set_title(title + ", others N(0, 1)")
     return fig

@@ -1142,13 +1142,14 @@ def training_browser(steps, curves, scalings, d_ks, lrs, uniform_entropy=None) -
 
 
 def gain_view(gains, entropy, entropy_se, uniform, top_weights, d, value=1.0) -> SliderView:
-    """Lesson 10: a QK-norm gain slider over ``plots.gain_panel`` (data precomputed per gain)."""
+    """Lesson 10: a QK-norm gain slider over ``plots.gain_panel``; the slider offers the gains in
+    ``top_weights`` (a subset of the curve's grid ``gains``)."""
     from . import plots
 
     def draw(g):
         return plots.gain_panel(gains, entropy, entropy_se, uniform, top_weights, g, d)
 
-    return slider_view(draw, g=options_slider("QK-norm gain g", [float(g) for g in gains], float(value)))
+    return slider_view(draw, g=options_slider("QK-norm gain g", sorted(float(g) for g in top_weights), float(value)))
 
 
 def softcap_view(logits, caps, value=50.0, span=None) -> SliderView:
@@ -1161,24 +1162,29 @@ def softcap_view(logits, caps, value=50.0, span=None) -> SliderView:
     return slider_view(draw, cap=options_slider("soft-cap c", [float(c) for c in caps], float(value)))
 
 
-def sink_view(logits, b_grid, mass_curves, value=0.0) -> SliderView:
-    """Lesson 10: a sink-logit slider over ``plots.sink_panel`` (mass curves precomputed)."""
+def sink_view(logits, b_grid, mass_curves, options=None, value=0.0) -> SliderView:
+    """Lesson 10: a sink-logit slider over ``plots.sink_panel`` (mass curves precomputed on ``b_grid``;
+    the slider offers ``options``, default every value of ``b_grid``)."""
     from . import plots
 
     def draw(b):
         return plots.sink_panel(logits, b, b_grid, mass_curves)
 
-    return slider_view(draw, b=options_slider("sink logit b", [float(b) for b in b_grid], float(value)))
+    values = b_grid if options is None else options
+    return slider_view(draw, b=options_slider("sink logit b", [float(b) for b in values], float(value)))
 
 
-def context_view(positions, factors, n_grid, top_mean, top_se, lead=8.0, value=None) -> SliderView:
-    """Lesson 10: a context-length slider over ``plots.context_panel`` (top weights precomputed)."""
+def context_view(positions, factors, n_grid, top_mean, top_se, lead=8.0, low=None, options=None,
+                 value=None) -> SliderView:
+    """Lesson 10: a context-length slider over ``plots.context_panel`` (top weights precomputed on
+    ``n_grid``; the slider offers ``options``, default every length of ``n_grid``)."""
     from . import plots
 
-    options = [(f"2^{int(round(math.log2(n)))}", int(n)) for n in n_grid]
+    values = [int(n) for n in (n_grid if options is None else options)]
+    labelled = [(f"2^{int(round(math.log2(n)))}", n) for n in values]
 
     def draw(n):
-        return plots.context_panel(n, positions, factors, n_grid, top_mean, top_se, lead=lead)
+        return plots.context_panel(n, positions, factors, n_grid, top_mean, top_se, lead=lead, low=low)
 
-    start = int(value if value is not None else n_grid[len(n_grid) // 2])
-    return slider_view(draw, n=options_slider("context length n", options, start))
+    start = int(value if value is not None else values[len(values) // 2])
+    return slider_view(draw, n=options_slider("context length n", labelled, start))

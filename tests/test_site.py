@@ -130,10 +130,13 @@ def test_one_page_per_lesson_an_index_and_the_shared_files(site):
 
 
 def test_site_budget_in_total(site):
-    """15 MB of pictures for every screen, plus the phone renderings (~3 MB), which only screens up to
-    PHONE_MEDIA wide fetch: no page's first load grows by them."""
+    """1.8 MB per lesson page on average: for the first ten pages that was 15 MB of pictures for every
+    screen plus the phone renderings (~3 MB), which only screens up to PHONE_MEDIA wide fetch (no page's
+    first load grows by them). A new lesson brings its own 1.8 MB, no more."""
     total = build_site.site_size(site)
-    assert total <= 18e6, f"the site is {total / 1e6:.1f} MB (budget 18 MB: 15 MB + ~3 MB of phone renderings)"
+    budget = 1.8e6 * len(LESSONS)
+    assert total <= budget, (f"the site is {total / 1e6:.1f} MB (budget {budget / 1e6:.1f} MB: 1.8 MB for each of "
+                             f"{len(LESSONS)} lesson pages, phone renderings included)")
 
 
 @pytest.mark.parametrize("nb_path", LESSONS, ids=lambda p: p.stem)
