@@ -250,10 +250,21 @@ class SliderView(widgets.VBox):
     CACHE_SIZE = 64  # PNGs kept per view (tens of kB each; Figures are not kept)
     PREFETCH_STEPS = 3
 
-    def __init__(self, draw, sliders: dict, update=None, reference=None):
+    def __init__(self, draw, sliders: dict, update=None, reference=None, store="default"):
         """``update(fig, **values)``, optional: change a Figure that ``draw`` made (for any state) in place so
         that it shows ``values``, with the same pixels as ``draw(**values)``. A view that has one keeps a
-        single Figure and renders each new state by updating it (no new Figure, axes and ticks per state)."""
+        single Figure and renders each new state by updating it (no new Figure, axes and ticks per state).
+
+        ``store``: a ``frames.FrameStore`` to look each state's PNG up in before drawing it (and to put
+        what is drawn into), None for none, or "default": ``frames.default_store()`` (env ATTNLIB_FRAMES)."""
+        from . import frames
+
+        if isinstance(store, str) and store == "default":
+            store = frames.default_store()
+        elif store is not None and not isinstance(store, frames.FrameStore):
+            raise TypeError(f"store must be a frames.FrameStore, None or 'default'; got {store!r}")
+        self.store = store
+        self._frame_view = None  # frames.view_fingerprint(self) once computed ("" if this view cannot be keyed)
         self.draw = draw
         self.update_figure = update
         self._spare = None  # with ``update``: the Figure every new state is drawn into
@@ -328,13 +339,44 @@ class SliderView(widgets.VBox):
         if key in self._rendered:
             self._rendered.move_to_end(key)
             return self._rendered[key]
-        fig, png = self._draw_and_render(values)
-        if key == _key(self.values()) and fig is not self._spare:
-            self._figure = (key, fig)  # keep the shown state's Figure (for last_figure), not prefetched ones
+        stored = self._frame_key(values)
+        png = self._stored(stored)
+        if png is None:
+            fig, png = self._draw_and_render(values)
+            if key == _key(self.values()) and fig is not self._spare:
+                self._figure = (key, fig)  # keep the shown state's Figure (for last_figure), not prefetched ones
+            self._keep(stored, png)
         self._rendered[key] = png
         if len(self._rendered) > self.CACHE_SIZE:
             self._rendered.popitem(last=False)
         return self._rendered[key]
+
+    def _frame_key(self, values: dict):
+        """The frame store's key for ``values`` (``frames.frame_key``), or None without a store or a key."""
+        if self.store is None:
+            return None
+        from . import frames
+
+        if self._frame_view is None:
+            self._frame_view = frames.view_fingerprint(self) or ""
+        return frames.frame_key(self, values, self._frame_view) if self._frame_view else None
+
+    def _stored(self, key):
+        """The store's PNG under ``key`` (None: no key, not stored, or the store cannot be read)."""
+        if key is None:
+            return None
+        try:
+            return self.store.get(key)
+        except OSError:
+            return None
+
+    def _keep(self, key, png: bytes) -> None:
+        """Put a drawn PNG into the store (a store that cannot be written is skipped: the view still works)."""
+        if key is not None:
+            try:
+                self.store.put(key, png)
+            except OSError:
+                pass
 
     def _new_figure(self, values: dict, reuse=True):
         """A Figure showing ``values``: the view's one Figure updated in place if it has ``update``, else a new one."""
@@ -704,15 +746,17 @@ def _label_and_unit(description: str) -> tuple[str, str]:
     return (m.group(1), m.group(2)) if m else (description, "")
 
 
-def slider_view(draw, update=None, reference=None, **sliders) -> SliderView:
+def slider_view(draw, update=None, reference=None, store="default", **sliders) -> SliderView:
     """Wire named sliders to ``draw(**values) -> Figure``; the figure redraws on each change.
 
     update : optional ``update(fig, **values)`` that changes a Figure ``draw`` made in place to show
     ``values`` with the same pixels as a new ``draw(**values)`` (faster for figures with many ticks).
     reference : optional slider values whose constrained layout every state is drawn at (default: the
     sliders' initial values). Give the state with the widest tick labels, and every state fits in one pass.
+    store : a ``frames.FrameStore`` whose frames (keyed by ``frames.frame_key``) are shown without drawing
+    and which keeps what is drawn; None for none; "default": the folder in env ATTNLIB_FRAMES, if set.
     """
-    return SliderView(draw, sliders, update=update, reference=reference)
+    return SliderView(draw, sliders, update=update, reference=reference, store=store)
 
 
 # ---- text that follows JupyterLab's content font size (Presentation Mode enlarges it) ----------
