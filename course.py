@@ -7,7 +7,10 @@
     python3 course.py setup [--with-torch]   # only set up .venv (developer set; optionally PyTorch CPU)
     python3 course.py site    # set up .venv (the lessons and the site builder only, no test tools)
                               #   and build the static course site into build/site (every slider and
-                              #   self-check works there without Python; `export` is another name for it)
+                              #   self-check works there without Python; `export` is another name for it);
+                              #   every slider picture also goes into the frame store build/frames
+    python3 course.py frames  # fill the frame store build/frames without building the site; `lab` then
+                              #   shows every slider state of an unchanged lesson without drawing it
 
 Set-up is re-run only when a requirements file changes. The pinned versions need Python 3.11 or newer
 (numpy 2.4 and matplotlib 3.11 have no release for 3.10); CI and Binder use 3.11.
@@ -111,9 +114,15 @@ def pip_check(pip: list) -> None:
         sys.exit("pip check found conflicting packages:\n" + "\n".join(problems))
 
 
+FRAMES = ROOT / "build" / "frames"  # the frame store `site` and `frames` fill and `lab` reads (attnlib.frames)
+
+
 def lab(extra: list[str]) -> int:
     setup("lab")
-    return run(BIN / "jupyter", "lab", "notebooks/00-start-here.ipynb", *extra)
+    env = None
+    if FRAMES.is_dir() and "ATTNLIB_FRAMES" not in os.environ:  # a filled store: first presses without drawing
+        env = {**os.environ, "ATTNLIB_FRAMES": str(FRAMES)}
+    return run(BIN / "jupyter", "lab", "notebooks/00-start-here.ipynb", *extra, env=env)
 
 
 def test(extra: list[str]) -> int:
@@ -147,11 +156,18 @@ def setup_command(extra: list[str]) -> int:
 
 def site(extra: list[str]) -> int:
     setup("site")
-    return run(PY, "scripts/build_site.py", *extra)
+    frames = [] if any(a == "--frames" or a.startswith("--frames=") for a in extra) else ["--frames", FRAMES]
+    return run(PY, "scripts/build_site.py", *frames, *extra)
+
+
+def frames(extra: list[str]) -> int:
+    setup("lab")
+    store = [] if any(a == "--store" or a.startswith("--store=") for a in extra) else ["--store", FRAMES]
+    return run(PY, "scripts/fill_frames.py", *store, *extra)
 
 
 def main() -> int:
-    commands = {"lab": lab, "test": test, "site": site, "export": site, "setup": setup_command}
+    commands = {"lab": lab, "test": test, "site": site, "export": site, "setup": setup_command, "frames": frames}
     if len(sys.argv) < 2 or sys.argv[1] not in commands:
         print(__doc__)
         return 2

@@ -934,12 +934,13 @@ def watch_figure_text(record: list, sizes: list | None = None, phones: list | No
     return unwatch
 
 
-def harvest(out_dir: str, model_ids: list[str]) -> None:
+def harvest(out_dir: str, model_ids: list[str], frames_dir: str | None = None) -> None:
     """Runs INSIDE the lesson's kernel, after its last cell (sent as source by ``run_lesson``).
 
     For each displayed widget (found by model id): a slider view's controls and, for each of its
     states, the PNG ``SliderView.render`` gives (written to out_dir as <sha256>.png) and an alt
-    text; a self-check's definition. Writes out_dir/widgets.json.
+    text; a self-check's definition. Writes out_dir/widgets.json. With ``frames_dir``, each state's
+    PNG also goes into that frame store under ``attnlib.frames.frame_key`` (what a live kernel looks up).
     """
     import hashlib
     import json
@@ -950,6 +951,11 @@ def harvest(out_dir: str, model_ids: list[str]) -> None:
 
     from attnlib.widgets import ChoiceCheck, NumericCheck, SliderView
 
+    store = None
+    if frames_dir is not None:
+        from attnlib.frames import FrameStore, frame_key, view_fingerprint
+
+        store = FrameStore(frames_dir)
     out = pathlib.Path(out_dir)
     records = {}
     for model_id in model_ids:
@@ -965,11 +971,16 @@ def harvest(out_dir: str, model_ids: list[str]) -> None:
                 return fig
 
             images, alts = [], []
+            # keys from the view as the lesson made it (before ``keep`` stands in for its draw)
+            base = view_fingerprint(widget) if store is not None else None
+            keys = [frame_key(widget, values, base) for values in widget.states()] if base is not None else []
             widget.draw = keep  # only to read each figure's titles; render() makes the same PNG as live
             try:
-                for values in widget.states():
+                for i, values in enumerate(widget.states()):
                     drawn.clear()
                     png = widget.render(values)
+                    if keys and keys[i] is not None:
+                        store.put(keys[i], png)
                     fig = drawn[-1] if drawn else draw(**values)  # a state render() had kept already
                     digest = hashlib.sha256(png).hexdigest()
                     path = out / f"{digest}.png"
@@ -993,11 +1004,15 @@ def harvest(out_dir: str, model_ids: list[str]) -> None:
     (out / "figure_phones.json").write_text(json.dumps(globals().get("_FIGURE_PHONES", [])), encoding="utf-8")
 
 
-def run_lesson_apart(path: Path, work: Path) -> tuple:
+def run_lesson_apart(path: Path, work: Path, frames: Path | None = None) -> tuple:
     """``run_lesson`` in a child process (one event loop and one kernel client per process: lessons
-    can run side by side without sharing asyncio or zmq state); returns the same."""
-    done = subprocess.run([sys.executable, __file__, "--execute-one", str(path), str(work)],
-                          capture_output=True, text=True)
+    can run side by side without sharing asyncio or zmq state); returns the same.
+
+    Its kernel runs with no frame store (ATTNLIB_FRAMES=off): every picture is drawn, so each is checked
+    for text outside its figure and gets its phone rendering; ``frames`` is filled by ``harvest``."""
+    done = subprocess.run([sys.executable, __file__, "--execute-one", str(path), str(work),
+                           *([str(frames)] if frames is not None else [])],
+                          capture_output=True, text=True, env={**os.environ, "ATTNLIB_FRAMES": "off"})
     if done.returncode:
         raise SystemExit(f"{path.name}: executing it for the site failed:\n{done.stderr[-3000:]}")
     nb = nbformat.read(work / "executed.ipynb", as_version=4)
@@ -1035,10 +1050,11 @@ def poll_in_slices(kc, slice_s: float = 1.0) -> None:
         channel.get_msg = sliced
 
 
-def run_lesson(path: Path, work: Path, timeout: int = 900):
+def run_lesson(path: Path, work: Path, timeout: int = 900, frames: Path | None = None):
     """Execute a lesson, then render its widgets' states in the same kernel.
 
-    Returns (executed notebook, {model id: record}); the PNGs are written to ``work``.
+    Returns (executed notebook, {model id: record}); the PNGs are written to ``work`` (and, with
+    ``frames``, put into that frame store).
     """
     nb = nbformat.read(path, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell())  # the harvest cell, written once the model ids are known
@@ -1063,7 +1079,8 @@ def run_lesson(path: Path, work: Path, timeout: int = 900):
         for index, cell in enumerate(nb.cells[:-1]):
             client.execute_cell(cell, index, execution_count=client.code_cells_executed + 1)
         ids = widget_ids(nb)
-        nb.cells[-1].source = inspect.getsource(harvest) + f"\nharvest({str(work)!r}, {ids!r})\n"
+        store = str(frames) if frames is not None else None
+        nb.cells[-1].source = inspect.getsource(harvest) + f"\nharvest({str(work)!r}, {ids!r}, {store!r})\n"
         client.execute_cell(nb.cells[-1], len(nb.cells) - 1)
     nb.cells.pop()
     nb.metadata.pop("widgets", None)
@@ -1420,8 +1437,11 @@ def lesson_line(name: str, records: dict, seconds: float) -> str:
 
 
 def build(paths: list[Path], out: Path, jobs: int = 2, log=print, text_outside_found: list | None = None,
-          text_sizes_found: list | None = None) -> list[Path]:
+          text_sizes_found: list | None = None, frames: Path | None = None) -> list[Path]:
     """Build the site for ``paths`` into ``out`` (replaced); returns the written pages (index last).
+
+    With ``frames`` (a folder), every slider state rendered is also put into that frame store
+    (``attnlib.frames``), where a live kernel running the same lesson finds it.
 
     Every figure the lessons show (static or a slider state) is checked for text outside its canvas
     (``watch_figure_text``); each finding is logged and, when ``text_outside_found`` is a list,
@@ -1441,7 +1461,7 @@ def build(paths: list[Path], out: Path, jobs: int = 2, log=print, text_outside_f
 
             def one(path: Path):
                 start = time.perf_counter()
-                nb, records = run_lesson_apart(path, Path(tmp) / path.stem)
+                nb, records = run_lesson_apart(path, Path(tmp) / path.stem, frames)
                 return nb, records, time.perf_counter() - start
 
             workers = max(1, jobs)
@@ -1515,7 +1535,7 @@ def site_size(out: Path) -> int:
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--execute-one"]:  # the child process of run_lesson_apart
         path, work = Path(argv[1]), Path(argv[2])
-        nb, _ = run_lesson(path, work)
+        nb, _ = run_lesson(path, work, frames=Path(argv[3]) if len(argv) > 3 else None)
         nbformat.write(nb, work / "executed.ipynb")
         return 0
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -1523,7 +1543,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "site", help="default: build/site")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                         help="lessons executed at once (default: 2, or 1 on a one-core machine)")
+    parser.add_argument("--frames", type=Path, default=None, metavar="DIR",
+                        help="also put every slider picture into this frame store (attnlib.frames), where live "
+                             "kernels find it: e.g. build/frames, then ATTNLIB_FRAMES=build/frames jupyter lab")
     args = parser.parse_args(argv)
+    if args.frames is not None and args.frames.exists() and not args.frames.is_dir():
+        parser.error(f"--frames: {args.frames} is not a folder")
     paths = args.notebooks or sorted(p for p in (ROOT / "notebooks").glob("*.ipynb") if LESSON.match(p.name))
     if not paths:
         print("no lessons found in notebooks/ (expected notebooks/NN-name.ipynb)")
@@ -1531,10 +1556,18 @@ def main(argv: list[str]) -> int:
     if latex_to_mathml is None:
         print("note: latex2mathml is not installed, so maths stays as TeX source in the pages")
     start = time.perf_counter()
-    pages = build(paths, args.out, jobs=args.jobs, log=lambda line: print(line, flush=True))  # lines as they come
+    frames = args.frames.resolve() if args.frames is not None else None
+    pages = build(paths, args.out, jobs=args.jobs, log=lambda line: print(line, flush=True),  # lines as they come
+                  frames=frames)
     print(f"wrote {len(pages) - 1} lesson page(s), {pages[-1]} and their images "
           f"({site_size(args.out) / 1e6:.1f} MB) in {time.perf_counter() - start:.0f} s")
     print(f"open {args.out / 'index.html'} in a browser, or copy the folder to any static host")
+    if frames is not None:
+        from attnlib.frames import FrameStore
+
+        store = FrameStore(frames)
+        print(f"frame store {frames}: {len(store.keys())} frames, {store.size_bytes() / 1e6:.1f} MB "
+              f"(ATTNLIB_FRAMES={frames} makes live kernels read it)")
     return 0
 
 
