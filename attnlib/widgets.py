@@ -245,6 +245,8 @@ class SliderView(widgets.VBox):
     neighbours, after ``QUIET_S``; the other guesses after ``QUIET_OTHERS_S``. A render ahead
     gives way to a move's render (it stops and is tried again later). Slider moves may arrive on
     another thread (JupyterLab's widget subshell) than cells: renders take turns on one lock.
+    With a frame store (``store``; ``attnlib.frames``), a state's PNG is looked up there by a hash of
+    everything it depends on before it is drawn, and a PNG drawn here is put there.
     """
 
     CACHE_SIZE = 64  # PNGs kept per view (tens of kB each; Figures are not kept)
