@@ -2,9 +2,10 @@
 
 A function that draws one panel takes ``ax=None`` (make a new figure) or an Axes to draw
 into; one that draws a fixed group of panels takes ``axes=None`` or a sequence of Axes; one
-that lays out a whole figure of its own (small multiples) takes neither. All return the Figure. Nothing here computes attention maths beyond what it plots, and
-nothing changes matplotlib's global rcParams: projector-sized fonts are applied with a
-local ``rc_context`` around each function.
+that lays out a whole figure of its own (small multiples) takes neither. All return the
+Figure. Nothing here computes attention maths beyond what it plots, and nothing changes
+matplotlib's global rcParams: projector-sized fonts are applied with a local ``rc_context``
+around each function.
 
 Sections below belong to lesson groups; keep additions inside your section.
 """
