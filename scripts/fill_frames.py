@@ -68,12 +68,18 @@ def fill_one(path: Path, store: Path, timeout: int = 900) -> dict:
     return {**json.loads(line[len(MARK):]), "lesson_seconds": round(time.perf_counter() - start, 1)}
 
 
-def fill_apart(path: Path, store: Path) -> dict:
-    """``fill_one`` in a child process (one event loop and kernel client per process)."""
-    done = subprocess.run([sys.executable, __file__, "--one", str(path), str(store)], capture_output=True, text=True)
-    if done.returncode:
-        raise SystemExit(f"{path.name}: filling its frames failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def fill_apart(path: Path, store: Path, attempts: int = 2) -> dict:
+    """``fill_one`` in a child process (one event loop and kernel client per process); a kernel that failed to
+    start (a port taken between jupyter_client choosing it and the kernel binding it, seen on a busy machine)
+    is started again once. Frames already put stay: the second run finds them."""
+    for attempt in range(1, attempts + 1):
+        done = subprocess.run([sys.executable, __file__, "--one", str(path), str(store)], capture_output=True,
+                              text=True)
+        if done.returncode == 0:
+            return json.loads(done.stdout.strip().splitlines()[-1])
+        if attempt < attempts:
+            print(f"  {path.name}: failed ({done.stderr.strip().splitlines()[-1][:160]}); trying again", flush=True)
+    raise SystemExit(f"{path.name}: filling its frames failed:\n{done.stderr[-3000:]}")
 
 
 def main(argv: list[str]) -> int:

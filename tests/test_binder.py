@@ -111,6 +111,24 @@ def test_start_sets_one_blas_thread_and_hands_over():
     assert kept.stdout.strip() == "3", "a value the hub sets must win"
 
 
+def test_postbuild_fills_the_frame_store_that_start_points_the_kernels_at(tmp_path):
+    """postBuild renders every slider frame into the store (under binder/start: the kernels' environment);
+    start exports ATTNLIB_FRAMES inside the environment's prefix, unless the hub set it."""
+    lines = [ln.strip() for ln in (BINDER / "postBuild").read_text().splitlines() if not ln.lstrip().startswith("#")]
+    assert "./binder/start python scripts/fill_frames.py" in lines
+    assert (ROOT / "scripts" / "fill_frames.py").is_file()
+    start = str(BINDER / "start")
+    env = {k: v for k, v in os.environ.items() if k != "ATTNLIB_FRAMES"}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # python3 = this environment's
+    show = [start, sys.executable, "-c", "import os; print(os.environ.get('ATTNLIB_FRAMES', 'unset'))"]
+    done = subprocess.run(show, env=env, capture_output=True, text=True, check=True).stdout.strip()
+    prefix = subprocess.run(["python3", "-c", "import sys; print(sys.prefix)"], env=env, capture_output=True,
+                            text=True, check=True).stdout.strip()
+    assert done == f"{prefix}/share/attnlib/frames"
+    kept = subprocess.run(show, env=env | {"ATTNLIB_FRAMES": "off"}, capture_output=True, text=True, check=True)
+    assert kept.stdout.strip() == "off", "a value the hub sets must win"
+
+
 def test_hub_snippet_sets_the_blas_threads_the_load_test_used():
     doc = (ROOT / "docs" / "teaching.md").read_text(encoding="utf-8")
     snippet = re.search(r"```yaml\n\s*(singleuser:.*?)```", doc, re.S)
