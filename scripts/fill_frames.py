@@ -54,6 +54,7 @@ print(MARK + _json.dumps(_found))
 def fill_one(path: Path, store: Path, timeout: int = 900) -> dict:
     """Run ``path`` in a fresh kernel whose slider views use ``store``, then render all their states."""
     import nbformat
+    from build_site import poll_in_slices  # scripts/ is on sys.path: this file is run as a script
     from nbclient import NotebookClient
 
     os.environ["ATTNLIB_FRAMES"] = str(store)  # the kernel inherits it: every view's default store
@@ -62,7 +63,10 @@ def fill_one(path: Path, store: Path, timeout: int = 900) -> dict:
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}}, record_timing=False)
     start = time.perf_counter()
-    client.execute()
+    with client.setup_kernel():
+        poll_in_slices(client.kc)  # the site build's guard against a missed zmq wake-up (a cell that looks hung)
+        for index, cell in enumerate(nb.cells):
+            client.execute_cell(cell, index)
     text = "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.get("output_type") == "stream")
     line = next(ln for ln in text.splitlines() if ln.startswith(MARK))
     return {**json.loads(line[len(MARK):]), "lesson_seconds": round(time.perf_counter() - start, 1)}
