@@ -58,12 +58,19 @@ def run_one(path: Path, store: Path, states: int) -> dict:
     import nbformat
     from nbclient import NotebookClient
 
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from build_site import poll_in_slices
+
     os.environ["ATTNLIB_FRAMES"] = str(store)
     nb = nbformat.read(path, as_version=4)
     cell = TIMING_CELL.replace("STATES", str(states)).replace("MARK", repr(MARK))
     nb.cells.append(nbformat.v4.new_code_cell(cell))
-    NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}},
-                   record_timing=False).execute()
+    client = NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}},
+                            record_timing=False)
+    with client.setup_kernel():
+        poll_in_slices(client.kc)  # the site build's guard against a missed zmq wake-up (a cell that looks hung)
+        for index, code in enumerate(nb.cells):
+            client.execute_cell(code, index)
     text = "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.get("output_type") == "stream")
     return json.loads(next(ln for ln in text.splitlines() if ln.startswith(MARK))[len(MARK):])
 
