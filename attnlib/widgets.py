@@ -359,9 +359,13 @@ class SliderView(widgets.VBox):
             return None
         from . import frames
 
-        if self._frame_view is None:
-            self._frame_view = frames.view_fingerprint(self) or ""
-        return frames.frame_key(self, values, self._frame_view) if self._frame_view else None
+        try:
+            if self._frame_view is None:
+                self._frame_view = frames.view_fingerprint(self) or ""
+            return frames.frame_key(self, values, self._frame_view) if self._frame_view else None
+        except Exception:  # noqa: BLE001 - something in the draw's reach broke the hashing: draw without the store
+            self._frame_view = ""
+            return None
 
     def _stored(self, key):
         """The store's PNG under ``key`` (None: no key, not stored, or the store cannot be read)."""

@@ -233,6 +233,16 @@ def test_a_view_whose_draw_cannot_be_keyed_still_works_without_the_store(tmp_pat
     assert store.keys() == [], "nothing stored under a key that does not describe the frame"
 
 
+def test_a_view_still_draws_when_hashing_fails_unexpectedly(tmp_path, monkeypatch):
+    def broken(view):
+        raise RuntimeError("a property that raises, deep in the draw's data")
+
+    monkeypatch.setattr(frames, "view_fingerprint", broken)
+    view = cell()["make"](data(), store=frames.FrameStore(tmp_path))
+    assert view.render({"n": 5}).startswith(frames.PNG_SIGNATURE)
+    assert frames.FrameStore(tmp_path).keys() == []
+
+
 def test_a_failed_write_leaves_no_frame_and_no_temporary_file(tmp_path, monkeypatch):
     store = frames.FrameStore(tmp_path)
     png = cell()["make"](data()).render({"n": 2})
