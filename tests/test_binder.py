@@ -115,7 +115,7 @@ def test_postbuild_fills_the_frame_store_that_start_points_the_kernels_at(tmp_pa
     """postBuild renders every slider frame into the store (under binder/start: the kernels' environment);
     start exports ATTNLIB_FRAMES inside the environment's prefix, unless the hub set it."""
     lines = [ln.strip() for ln in (BINDER / "postBuild").read_text().splitlines() if not ln.lstrip().startswith("#")]
-    assert "./binder/start python scripts/fill_frames.py" in lines
+    assert "./binder/start python scripts/fill_frames.py ${FILL_FRAMES_LESSONS:-}" in lines  # unset: every lesson
     assert (ROOT / "scripts" / "fill_frames.py").is_file()
     start = str(BINDER / "start")
     env = {k: v for k, v in os.environ.items() if k != "ATTNLIB_FRAMES"}
