@@ -79,6 +79,14 @@ def axes_or_new(ax=None, figsize=(7.0, 4.0)):
 
 
 @projector_style
+def axes_pair_or_new(axes=None, height=4.2):
+    """Return (fig, axes): the two given Axes and their figure, or a new full-width figure with two side by side."""
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(SHOWN_WIDTH_IN, height), layout="constrained")
+    return axes[0].figure, axes
+
+
+@projector_style
 def grid_of_axes(n, ncols=None, figsize_per=(3.2, 2.6), sharex=True, sharey=True):
     """A figure with n Axes in a grid for small multiples; returns (fig, flat list of Axes)."""
     ncols = ncols or min(n, 4)
@@ -465,9 +473,7 @@ def at_scale_histograms(unscaled, scaled, d_k, axes=None):
 
     unscaled, scaled : ``row_statistics`` dicts of (n_rows,) arrays. axes : optional two Axes.
     """
-    if axes is None:
-        fig, axes = plt.subplots(1, 2, figsize=(SHOWN_WIDTH_IN, 4.0), layout="constrained")
-    fig = axes[0].figure
+    fig, axes = axes_pair_or_new(axes, height=4.0)
     pbins = np.linspace(0, 1, 41)
     gbins = np.linspace(-24, 2, 53)
     for stats, c, name in ((unscaled, UNSCALED, "unscaled"), (scaled, SCALED, "scaled ÷√d_k")):
@@ -1130,9 +1136,7 @@ def gain_panel(gains, entropy, entropy_se, uniform, top_weights, g, d, axes=None
     uniform : ln(n_keys).  top_weights : {g: (k,) the k largest weights of one query, descending}.
     g : the gain shown.  d : head size (marks g = d^¼, where scale 1/√d equals Gemma 4's scale 1).
     """
-    if axes is None:
-        _, axes = plt.subplots(1, 2, figsize=(SHOWN_WIDTH_IN, 4.2), layout="constrained")
-    fig = axes[0].figure
+    fig, axes = axes_pair_or_new(axes)
     w = np.asarray(top_weights[g])
     axes[0].bar(np.arange(1, w.size + 1), w, color=SCALED)
     axes[0].set_ylim(0, 1)
@@ -1164,9 +1168,7 @@ def softcap_panel(logits, cap, span=None, axes=None):
     from .core import softmax
     from .recipes import softcap
 
-    if axes is None:
-        _, axes = plt.subplots(1, 2, figsize=(SHOWN_WIDTH_IN, 4.2), layout="constrained")
-    fig = axes[0].figure
+    fig, axes = axes_pair_or_new(axes)
     logits = np.asarray(logits, dtype=float)
     span = span or 1.3 * float(np.max(np.abs(logits)))
     s = np.linspace(-span, span, 401)
@@ -1199,9 +1201,7 @@ def sink_panel(logits, b, b_grid, mass_curves, axes=None):
     """
     from .recipes import softmax_with_sink
 
-    if axes is None:
-        _, axes = plt.subplots(1, 2, figsize=(SHOWN_WIDTH_IN, 4.2), layout="constrained")
-    fig = axes[0].figure
+    fig, axes = axes_pair_or_new(axes)
     logits = np.asarray(logits, dtype=float)
     w = softmax_with_sink(logits, b)
     x = np.arange(1, logits.size + 1)
@@ -1236,9 +1236,7 @@ def context_panel(n, positions, factors, n_grid, top_mean, top_se, lead=8.0, low
     leading key (logit ``lead``, the others N(0, 1)) and its SE.  low : optional (lead, top_mean, top_se)
     for a second, smaller lead, drawn dashed.
     """
-    if axes is None:
-        _, axes = plt.subplots(1, 2, figsize=(SHOWN_WIDTH_IN, 4.4), layout="constrained")
-    fig = axes[0].figure
+    fig, axes = axes_pair_or_new(axes, height=4.4)
     colors = [PALETTE["black"], SCALED, PALETTE["orange"], PALETTE["green"]]
     for (rule, f), c in zip(factors.items(), colors, strict=False):
         axes[0].plot(positions, f, color=c, lw=2, label=rule)

@@ -29,3 +29,10 @@ def self_checks(name: str) -> list[tuple[str, dict]]:
                 kwargs.update(zip(_POSITIONAL[kind], map(ast.literal_eval, node.args), strict=False))
                 found.append((kind, kwargs))
     return found
+
+
+def checks_by_kind(name: str) -> tuple[list[dict], list[dict]]:
+    """(numeric_check arguments, choice_check arguments) of notebooks/``name``'s self-checks, in order."""
+    checks = self_checks(name)
+    return ([kw for kind, kw in checks if kind == "numeric_check"],
+            [kw for kind, kw in checks if kind == "choice_check"])

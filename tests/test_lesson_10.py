@@ -18,7 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from notebook_calls import self_checks  # noqa: E402
+from notebook_calls import checks_by_kind  # noqa: E402
 
 from attnlib import (  # noqa: E402
     LOGIT_RECIPES,
@@ -169,9 +169,7 @@ CHOICE = [0]
 
 
 def test_self_check_answers():
-    checks = self_checks(NAME)
-    numeric = [kw for kind, kw in checks if kind == "numeric_check"]
-    choice = [kw for kind, kw in checks if kind == "choice_check"]
+    numeric, choice = checks_by_kind(NAME)
     assert len(numeric) == len(NUMERIC) and len(choice) == len(CHOICE)
     for kw, expected in zip(numeric, NUMERIC, strict=True):
         w = widgets.numeric_check(**kw)

@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from notebook_calls import self_checks  # noqa: E402
+from notebook_calls import checks_by_kind  # noqa: E402
 
 from attnlib import plots, widgets  # noqa: E402
 from attnlib.tradeoffs import (  # noqa: E402
@@ -342,9 +342,7 @@ CHOICE = {"04-multi-head-and-init.ipynb": [1], "05-tradeoffs.ipynb": [1], "06-in
 
 @pytest.mark.parametrize("name", sorted(NUMERIC))
 def test_self_check_answers(name):
-    checks = self_checks(name)
-    numeric = [kw for kind, kw in checks if kind == "numeric_check"]
-    choice = [kw for kind, kw in checks if kind == "choice_check"]
+    numeric, choice = checks_by_kind(name)
     assert len(numeric) == len(NUMERIC[name]) and len(choice) == len(CHOICE[name])
     for kw, expected in zip(numeric, NUMERIC[name], strict=True):
         w = widgets.numeric_check(**kw)
@@ -362,7 +360,7 @@ def test_self_check_answers(name):
 
 def test_lesson05_numeric_answers_are_correctly_rounded():
     # each typed answer is the exact value to at least 4 significant figures (issue 20: 0.1051 for 0.104975)
-    numeric = [kw["answer"] for kind, kw in self_checks("05-tradeoffs.ipynb") if kind == "numeric_check"]
+    numeric = [kw["answer"] for kw in checks_by_kind("05-tradeoffs.ipynb")[0]]
     for answer, exact in zip(numeric, NUMERIC["05-tradeoffs.ipynb"], strict=True):
         half_unit = 0.5 * 10 ** (math.floor(math.log10(abs(exact))) - 3)
         assert abs(answer - exact) <= half_unit, (answer, exact)
