@@ -363,11 +363,9 @@ def view_fingerprint(view) -> str | None:
     import PIL
     from matplotlib import ft2font
 
-    from .widgets import grid_of
-
     source = [attnlib_source_hash()]
     parts = [_fingerprint(view.draw, source), _fingerprint(getattr(view, "update_figure", None), source)]
-    grids = [(name, grid_of(slider)[0]) for name, slider in view.sliders.items()]
+    grids = [(name, slider.values) for name, slider in view.sliders.items()]
     parts.append(_fingerprint(grids, source))
     parts.append(_fingerprint(_state(view, view._reference), source))
     if any(p is None for p in parts):

@@ -1,357 +1,217 @@
-"""Slider wiring and self-check quizzes (ipywidgets).
+"""Slider views and self-check quizzes.
 
-Widgets here only connect controls to plotting functions from ``attnlib.plots`` that
-draw from data computed beforehand: no Monte Carlo runs on a slider move. Each view
-object exposes ``update()`` so tests can drive it without a browser.
+A slider view is a draw function over a finite grid of states; a *frame* is the PNG of one state.
+``SliderView.render`` makes a frame (one function, so a frame is byte-identical in the live view, the
+frame store and the course site). The browser keeps the frames it has and swaps them on input
+(``frameslider.js``, the same file the course site runs); in JupyterLab it asks the kernel for the
+frames it lacks, which one worker thread per view renders (the asked-for frame first, then the ones
+ahead) under one lock around matplotlib. Views draw from data computed beforehand: no Monte Carlo
+runs on a slider move. Tests drive a view without a browser with ``set``, ``render`` and ``last_figure``.
 
 Sections below belong to lesson groups; keep additions inside your section.
 """
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import io
 import itertools
 import math
+import pathlib
 import re
 import threading
-import time
-import weakref
 from collections import OrderedDict
 from fractions import Fraction
 
+import anywidget
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
-from IPython.display import Image, display
+import traitlets
 
 __all__ = ["slider_view", "int_slider", "float_slider", "numeric_check", "choice_check", "parse_number",
            "follow_content_font"]
 
 
-def int_slider(description, min, max, value, step=1, unit=""):
-    """A labelled IntSlider that redraws on release (no queue of redraws while dragging)."""
-    return widgets.IntSlider(
-        value=value, min=min, max=max, step=step, description=f"{description}{f' ({unit})' if unit else ''}",
-        continuous_update=False, style={"description_width": "initial"}, layout=widgets.Layout(width="520px"),
-    )
+class Slider:
+    """One slider's grid: its label and unit, every value it can take (in order), how its readout shows
+    each, and the value it starts at. Made by ``int_slider``, ``float_slider`` or ``options_slider``."""
+
+    def __init__(self, label: str, values, readouts, value, unit: str = ""):
+        self.label, self.unit = label, unit
+        self.values, self.readouts = list(values), [str(r) for r in readouts]
+        if not self.values or len(self.values) != len(self.readouts):
+            raise ValueError(f"slider {label!r}: values and readouts must be non-empty and of equal length; "
+                             f"got {len(self.values)} and {len(self.readouts)}")
+        self.value = self.values[self.index(value)]
+
+    def index(self, value) -> int:
+        """Where ``value`` sits on the grid (floats compared after rounding to 9 decimals)."""
+        for i, v in enumerate(self.values):
+            if _key({"v": v}) == _key({"v": value}):
+                return i
+        raise ValueError(f"slider {self.label!r}: value {value!r} is not on its grid {self.values}")
 
 
-def float_slider(description, min, max, value, step=0.1, unit="", readout_format=".2f"):
-    """A labelled FloatSlider that redraws on release."""
-    return widgets.FloatSlider(
-        value=value, min=min, max=max, step=step, description=f"{description}{f' ({unit})' if unit else ''}",
-        continuous_update=False, readout_format=readout_format, style={"description_width": "initial"},
-        layout=widgets.Layout(width="520px"),
-    )
+def int_slider(description, min, max, value, step=1, unit="") -> Slider:
+    """Integers ``min``, ``min + step``, ... up to ``max``."""
+    values = list(range(min, max + 1, step))
+    return Slider(description, values, [format(v, "d") for v in values], value, unit)
 
 
-def options_slider(description, options, value=None):
-    """A SelectionSlider over a fixed list of values (e.g. d_k in powers of two)."""
-    return widgets.SelectionSlider(
-        options=list(options), value=value if value is not None else list(options)[0], description=description,
-        continuous_update=False, style={"description_width": "initial"}, layout=widgets.Layout(width="520px"),
-    )
+def float_slider(description, min, max, value, step=0.1, unit="", readout_format=".2f") -> Slider:
+    """Floats from ``min`` to ``max`` in steps of ``step``, read out with ``readout_format``."""
+    values = [round(min + i * step, 12) for i in range(int((max - min) / step + 1e-9) + 1)]
+    return Slider(description, values, [format(v, readout_format) for v in values], value, unit)
 
 
-# Prefetching waits until the kernel has been quiet this long: no cell run and no slider
-# move (in any view). Rendering ahead never delays a cell (nbval, Run All) or a run of key
-# presses; a press after a pause waits at most for the one render in progress.
-QUIET_S = 0.4
-# After QUIET_S: the states further along the reader's last move, then the one-step
-# neighbours of every view's current state (what a first press or a press on another view
-# asks for). The other nearby states of the view just moved come only after this longer
-# pause, so a reader sweeping one way at a steady pace rarely presses while one of those
-# guesses is being rendered.
-QUIET_OTHERS_S = 2.0
-# A cell that has just finished asks for less: under Run All the next queued cell starts within
-# milliseconds, so this pause is never seen between two cells, and a first press comes sooner
-# after Run All than a second press after a first.
-QUIET_AFTER_CELL_S = 0.25
-# time.monotonic() of the last cell run or slider move in this kernel, and the pause it asks for
-# before the states due "after QUIET_S" are rendered
-_last_activity = [0.0, QUIET_S]
-_hooked_shells = set()  # id() of each IPython shell whose cell runs already count as activity
-_cell_running = [False]  # a cell is running now (between IPython's pre_run_cell and post_run_cell)
-# JupyterLab (4.4 and later, with a kernel that has subshells: ipykernel 7) sends widget messages on a
-# kernel *subshell*, a thread of its own: a slider move is handled while the main thread runs a cell or
-# renders ahead. Every render takes this lock, so two threads never draw at once (matplotlib is not
-# thread-safe, and a view's cache, kept Figure and the shared Agg renderers are one each). A move that
-# arrives during a prefetch render waits for that one render, as it did when both shared one thread.
-_RENDER_LOCK = threading.RLock()
-_CHAIN_LOCK = threading.Lock()  # guards ``_chains`` and ``_wanted``, which both threads change
-# A render ahead gives way to a move: while a move's render waits for the lock (``_wanted`` > 0), the render
-# ahead in progress stops at its next drawing call (``_Superseded``), keeps nothing, and is tried again later.
-_wanted = [0]  # renders asked for by a move (or a cell) that wait for or hold the lock
-_ahead = [False]  # the render holding the lock is a render ahead
+def options_slider(description, options, value=None) -> Slider:
+    """A fixed list of values (e.g. d_k in powers of two), or of (readout, value) pairs."""
+    pairs = [o if isinstance(o, tuple) else (str(o), o) for o in options]
+    return Slider(description, [v for _, v in pairs], [r for r, _ in pairs], pairs[0][1] if value is None else value)
 
 
-class _Superseded(Exception):
-    """A render ahead stopped because a move's render is waiting."""
+class RenderLock:
+    """The one lock around matplotlib (re-entrant). A render a reader waits for goes before a render ahead:
+    ``with lock(ahead=True)`` waits while any other render is asked for."""
 
+    def __init__(self):
+        self._lock, self._turn, self._asked = threading.RLock(), threading.Condition(), 0
 
-def _give_way():
-    """Raise ``_Superseded`` if this is a render ahead and a move's render is waiting."""
-    if _ahead[0] and _wanted[0]:
-        raise _Superseded
-_views = []  # weak references to the live SliderViews of this kernel, oldest first
-_last_moved = [None]  # weak reference to the view whose slider moved last
-_chains = set()  # event loops running a prefetch chain: one chain per loop, and in a kernel only its main loop
-
-
-def _kernel_loop():
-    """The asyncio loop of the kernel's main thread (where cells run), or None outside a running ipykernel.
-
-    Prefetch chains run there, so a render ahead never holds up the widget subshell's thread (a move
-    there can make it give way instead)."""
-    try:
-        from IPython import get_ipython
-
-        loop = get_ipython().kernel.io_loop.asyncio_loop
-    except Exception:  # not in a kernel (plain Python, tests), or a kernel without a tornado IOLoop
-        return None
-    return loop if loop.is_running() and not loop.is_closed() else None
-
-
-def _note_activity(*_):
-    _last_activity[:] = [time.monotonic(), QUIET_S]
-
-
-def _note_cell_start(*_):
-    _cell_running[0] = True
-    _last_activity[:] = [time.monotonic(), QUIET_AFTER_CELL_S]
-
-
-def _note_cell_run(*_):
-    _cell_running[0] = False
-    _last_activity[:] = [time.monotonic(), QUIET_AFTER_CELL_S]
-
-
-def _count_cell_runs_as_activity():
-    """Register (once per kernel) cell runs as activity, so prefetching stays out of their way."""
-    from IPython import get_ipython
-
-    shell = get_ipython()
-    if shell is not None and id(shell) not in _hooked_shells:
-        shell.events.register("pre_run_cell", _note_cell_start)
-        shell.events.register("post_run_cell", _note_cell_run)
-        _hooked_shells.add(id(shell))
-
-
-def _live_views() -> list:
-    """Views still alive and open (a closed widget's ``comm`` is None), oldest first."""
-    views = [v for v in (r() for r in _views) if v is not None and getattr(v, "comm", None) is not None]
-    _views[:] = [weakref.ref(v) for v in views]
-    return views
-
-
-def _prefetch_plan_all(steps: int) -> list:
-    """(view, slider values, seconds of quiet needed) for every live view, in the order to render them.
-
-    1. the view moved last: states further along its last move (after QUIET_S);
-    2. every view: the states one key press away, "up" before "down" (after QUIET_S), except the
-       view moved last, whose other guesses wait for QUIET_OTHERS_S;
-    3. then the rest of each view's plan (further states), as ``SliderView._prefetch_plan`` orders it.
-    """
-    moved = _last_moved[0]() if _last_moved[0] is not None else None
-    views = _live_views()
-    first, near, rest = [], [], []
-    if moved is not None and moved in views:
-        plan = moved._prefetch_plan(steps)
-        n_along = sum(1 for _, q in plan if q == QUIET_S)
-        first = [(moved, v, q) for v, q in plan[:n_along]]
-        rest += [(moved, v, q) for v, q in plan[n_along:]]
-    for direction in (1, -1):
-        for view in views:
-            if view is moved:
-                continue
-            for name in view.sliders:
-                value = _step(view.sliders[name], direction)
-                if value is not None:
-                    near.append((view, {**view.values(), name: value}, QUIET_S))
-    for view in views:
-        if view is not moved:
-            rest += [(view, v, q) for v, q in view._prefetch_plan(steps)]
-    return first + near + rest
-
-
-def _schedule_prefetch():
-    """Once the kernel is quiet, render the planned states not yet kept, one per loop turn.
-
-    One chain per event loop: in a kernel, always the main thread's (``_kernel_loop``), whichever
-    thread the move came on; elsewhere the loop of the thread that starts it. It runs between that
-    loop's messages and waits while a cell runs (a chain beside an async cell). Renders take
-    ``_RENDER_LOCK``. The plan is made again before each render, so a move (from any thread)
-    reorders it at once. Outside a running event loop (plain Python, tests) it does nothing.
-    """
-    try:
-        here = asyncio.get_running_loop()
-    except RuntimeError:
-        return
-    loop = _kernel_loop() or here
-    with _CHAIN_LOCK:
-        if loop in _chains:
-            return  # the running chain reads the new state itself
-        _chains.difference_update([old for old in _chains if old.is_closed()])  # loops that ended mid-chain
-        _chains.add(loop)
-    failed = set()  # (view id, state key) whose draw raised: the real update shows the error
-
-    def one_more():
+    @contextlib.contextmanager
+    def __call__(self, ahead=False):
+        if ahead:
+            with self._turn:
+                self._turn.wait_for(lambda: self._asked == 0)
+            with self._lock:
+                yield
+            return
+        with self._turn:
+            self._asked += 1
         try:
-            next_render()
-        except Exception:  # never leave a dead chain marked as running
-            _chains.discard(loop)
-            raise
-
-    def next_render():
-        todo = ((view, values, quiet) for view, values, quiet in _prefetch_plan_all(SliderView.PREFETCH_STEPS)
-                if _key(values) not in view._rendered and (id(view), _key(values)) not in failed)
-        view, values, quiet = next(todo, (None, None, None))
-        if view is None:
-            _chains.discard(loop)  # the next move or new view starts a new chain
-            return
-        if _cell_running[0]:
-            loop.call_later(QUIET_AFTER_CELL_S, one_more)
-            return
-        wait = _last_activity[0] + (_last_activity[1] if quiet == QUIET_S else quiet) - time.monotonic()
-        if wait > 0:
-            loop.call_later(wait, one_more)
-            return
+            self._lock.acquire()
+        finally:
+            with self._turn:
+                self._asked -= 1
+                self._turn.notify_all()
         try:
-            view._render_ahead(values)
-        except _Superseded:
-            pass  # a move came: the plan is made again after the next quiet pause
-        except Exception:
-            failed.add((id(view), _key(values)))
-        loop.call_later(0.01, one_more)
-
-    if loop is here:
-        loop.call_later(min(QUIET_S, QUIET_AFTER_CELL_S), one_more)
-    else:  # started from another thread (a slider move on a widget subshell)
-        loop.call_soon_threadsafe(loop.call_later, min(QUIET_S, QUIET_AFTER_CELL_S), one_more)
+            yield
+        finally:
+            self._lock.release()
 
 
-class SliderView(widgets.VBox):
-    """Sliders above an Output area; ``draw(**values)`` must return a matplotlib Figure.
+RENDER_LOCK = RenderLock()
 
-    ``draw`` must depend only on the slider values (it draws from data computed once),
-    so each rendered state's PNG is kept: moving back to a state shows it at once.
-    A state's PNG is a pure function of that state: the same values give the same bytes
-    whatever was rendered before. Layout: the view's figure is laid out once, by its own
-    constrained layout, at the values the sliders had when the view was built (its
-    *reference state*); every state is then drawn at those frozen positions (axes, colour
-    bars, suptitle), in one Agg pass without a layout pass, so panels stay put as the
-    sliders move. When the kernel is quiet, states are rendered ahead (see
-    ``_prefetch_plan_all``): further along the last move, then every view's one-step
-    neighbours, after ``QUIET_S``; the other guesses after ``QUIET_OTHERS_S``. A render ahead
-    gives way to a move's render (it stops and is tried again later). Slider moves may arrive on
-    another thread (JupyterLab's widget subshell) than cells: renders take turns on one lock.
-    With a frame store (``store``; ``attnlib.frames``), a state's PNG is looked up there by a hash of
-    everything it depends on before it is drawn, and a PNG drawn here is put there.
+
+class SliderView(anywidget.AnyWidget):
+    """Sliders over a grid of states and the frame of the state shown; ``draw(**values)`` returns a Figure.
+
+    ``draw`` must depend only on the slider values (it draws from data computed once), so a state's frame
+    is a pure function of that state: the same values give the same bytes whatever was rendered before.
+    Layout: the view's figure is laid out once, by its own constrained layout, at its *reference state*
+    (default: the sliders' first values); every state is drawn at those frozen positions (axes, colour
+    bars, suptitle) in one Agg pass, so panels stay put as the sliders move, and a state whose text
+    reaches further moves only those axes in (``_draw_and_render``). With a frame store (``store``,
+    ``attnlib.frames``), a frame is looked up there by a hash of everything it depends on before it is
+    drawn, and a frame drawn here is put there.
     """
 
-    CACHE_SIZE = 64  # PNGs kept per view (tens of kB each; Figures are not kept)
-    PREFETCH_STEPS = 3
+    _esm = pathlib.Path(__file__).with_name("frameslider.js")
+    _css = pathlib.Path(__file__).with_name("frameslider.css")
+    spec = traitlets.List().tag(sync=True)  # [{label, unit, readouts}]: the sliders, for the front end
+    state = traitlets.Int(0).tag(sync=True)  # the state shown: flat index into the grid, last slider fastest
+    first = traitlets.Bytes().tag(sync=True)  # the frame of ``first_state``, sent with the view
+    first_state = traitlets.Int(0).tag(sync=True)
+    CACHE_SIZE = 64  # frames kept per view (tens of kB each; Figures are not kept)
 
     def __init__(self, draw, sliders: dict, update=None, reference=None, store="default"):
         """``update(fig, **values)``, optional: change a Figure that ``draw`` made (for any state) in place so
-        that it shows ``values``, with the same pixels as ``draw(**values)``. A view that has one keeps a
-        single Figure and renders each new state by updating it (no new Figure, axes and ticks per state).
+        that it shows ``values``, with the same pixels as ``draw(**values)``; the view then keeps one Figure.
 
-        ``store``: a ``frames.FrameStore`` to look each state's PNG up in before drawing it (and to put
-        what is drawn into), None for none, or "default": ``frames.default_store()`` (env ATTNLIB_FRAMES)."""
+        ``store``: a ``frames.FrameStore``, None for none, or "default": ``frames.default_store()``."""
         from . import frames
 
         if isinstance(store, str) and store == "default":
             store = frames.default_store()
         elif store is not None and not isinstance(store, frames.FrameStore):
             raise TypeError(f"store must be a frames.FrameStore, None or 'default'; got {store!r}")
-        self.store = store
-        self._frame_view = None  # frames.view_fingerprint(self) once computed ("" if this view cannot be keyed)
-        self.draw = draw
-        self.update_figure = update
-        self._spare = None  # with ``update``: the Figure every new state is drawn into
+        bad = [name for name, s in sliders.items() if not isinstance(s, Slider)]
+        if not sliders or bad:
+            raise TypeError(f"sliders must be Slider objects (int_slider, float_slider, options_slider); "
+                            f"got {bad or 'none'}")
+        self.store, self._frame_view = store, None  # view_fingerprint once computed ("" if it cannot be keyed)
+        self.draw, self.update_figure, self._spare = draw, update, None
         self.sliders = dict(sliders)
-        self.output = widgets.Output()
-        self._rendered = OrderedDict()  # state key -> PNG bytes, least recently used first
-        self._figure = (None, None)  # (state key, Figure) of the state drawn last
-        self._last_move = None  # (slider name, +1/-1) of the last move
-        self._reference = self.values()  # the state whose constrained layout every state uses
+        self._grid = [s.values for s in self.sliders.values()]
+        self._reference = {name: s.value for name, s in self.sliders.items()}
         if reference is not None:
             if not isinstance(reference, dict) or set(reference) != set(self.sliders):
                 raise ValueError(f"reference must give a value for each slider {sorted(self.sliders)}; "
                                  f"got {reference!r}")
             self._reference = {name: reference[name] for name in self.sliders}
-        self._layout = None  # the reference state's layout, measured when first needed
-        super().__init__([*self.sliders.values(), self.output])
-        # the slider labels and readouts (the d_k, T, ... a room reads) at the prose size, also in Presentation Mode
-        follow_content_font(self)
-        for s in self.sliders.values():
-            s.observe(self._on_change, names="value")
-        _count_cell_runs_as_activity()
-        _views.append(weakref.ref(self))
-        self._show()
+        self._layout, self._rendered, self._figure = None, OrderedDict(), (None, None)
+        self._queue, self._queued, self._worker = [], threading.Condition(), None
+        start = self._index({name: s.value for name, s in self.sliders.items()})
+        front = [{"label": s.label, "unit": s.unit, "readouts": s.readouts} for s in self.sliders.values()]
+        super().__init__(spec=front, state=start, first_state=start,
+                         first=self.render(self.states()[start]))
+        self.on_msg(self._on_msg)
+
+    def __repr__(self):  # stable text for notebooks (no memory address)
+        return f"SliderView({', '.join(self.sliders)}; {len(self.states())} states)"
+
+    # ---- states ----
+    def states(self) -> list[dict]:
+        """Every combination of slider values (the last slider varies fastest); index = ``state``."""
+        names = list(self.sliders)
+        return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*self._grid)]
+
+    def _index(self, values: dict) -> int:
+        if not isinstance(values, dict) or set(values) != set(self.sliders):
+            raise ValueError(f"values must give a value for each slider {sorted(self.sliders)}; got {values!r}")
+        index = 0
+        for name, s in self.sliders.items():
+            index = index * len(s.values) + s.index(values[name])
+        return index
 
     def values(self) -> dict:
-        return {name: s.value for name, s in self.sliders.items()}
+        """The state shown now, as slider values."""
+        return self.states()[self.state]
+
+    def set(self, **values) -> None:
+        """Show another state (the front end follows); e.g. ``view.set(d_k=64)``."""
+        self.state = self._index({**self.values(), **values})
+
+    def controls(self) -> list[dict]:
+        """Each slider as data: name, label, unit, grid of values, their readouts, and the index shown now."""
+        now = self.values()
+        return [{"name": name, "label": s.label, "unit": s.unit, "values": s.values, "readouts": s.readouts,
+                 "index": s.index(now[name])} for name, s in self.sliders.items()]
 
     @property
     def last_figure(self):
-        """The Figure of the state shown now (drawn again if only its PNG was kept)."""
-        with _RENDER_LOCK:
+        """The Figure of the state shown now (drawn again if only its frame was kept)."""
+        with RENDER_LOCK():
             key = _key(self.values())
             if self._figure[0] != key:
-                fig, _ = self._draw_and_render(self.values(), reuse=False)
-                self._figure = (key, fig)
+                self._figure = (key, self._draw_and_render(self.values(), reuse=False)[0])
             return self._figure[1]
 
-    def render(self, values: dict) -> bytes:
-        """The PNG for ``values``: from the cache, or drawn, rendered and cached (pure in ``values``).
-
-        Thread-safe: renders from a widget subshell's thread and the main thread take turns (``_RENDER_LOCK``);
-        a kept state is returned without the lock, so a prefetch render in progress does not delay it."""
+    # ---- frames ----
+    def render(self, values: dict, ahead=False) -> bytes:
+        """The frame (PNG) of ``values``: kept, stored, or drawn now (then kept and stored)."""
         key = _key(values)
-        png = self._rendered.get(key)  # one atomic dict read (the GIL), safe beside the other thread's render
-        if png is not None:
-            try:
-                self._rendered.move_to_end(key)
-            except KeyError:  # dropped from the cache by the other thread just now: still the right bytes
-                pass
-            return png
-        with _CHAIN_LOCK:
-            _wanted[0] += 1
-        try:
-            with _RENDER_LOCK:
-                return self._render(values)
-        finally:
-            with _CHAIN_LOCK:
-                _wanted[0] -= 1
-
-    def _render_ahead(self, values: dict) -> bytes:
-        """``render`` for the prefetch chain: raises ``_Superseded`` (keeping nothing) if a move's render waits."""
-        with _RENDER_LOCK:
-            _ahead[0] = True
-            try:
-                _give_way()
-                return self._render(values)
-            finally:
-                _ahead[0] = False
-
-    def _render(self, values: dict) -> bytes:
-        key = _key(values)
-        if key in self._rendered:
-            self._rendered.move_to_end(key)
-            return self._rendered[key]
-        stored = self._frame_key(values)
-        png = self._stored(stored)
+        png = self._rendered.get(key)
         if png is None:
-            fig, png = self._draw_and_render(values)
-            if key == _key(self.values()) and fig is not self._spare:
-                self._figure = (key, fig)  # keep the shown state's Figure (for last_figure), not prefetched ones
-            self._keep(stored, png)
-        self._rendered[key] = png
-        if len(self._rendered) > self.CACHE_SIZE:
-            self._rendered.popitem(last=False)
-        return self._rendered[key]
+            stored = self._frame_key(values)
+            png = self._stored(stored)
+            if png is None:
+                with RENDER_LOCK(ahead):
+                    png = self._rendered.get(key) or self._draw_and_render(values)[1]
+                self._keep(stored, png)
+            self._rendered[key] = png
+            while len(self._rendered) > self.CACHE_SIZE:
+                self._rendered.popitem(last=False)
+        return png
 
     def _frame_key(self, values: dict):
         """The frame store's key for ``values`` (``frames.frame_key``), or None without a store or a key."""
@@ -368,22 +228,51 @@ class SliderView(widgets.VBox):
             return None
 
     def _stored(self, key):
-        """The store's PNG under ``key`` (None: no key, not stored, or the store cannot be read)."""
-        if key is None:
-            return None
         try:
-            return self.store.get(key)
-        except OSError:
+            return None if key is None else self.store.get(key)
+        except OSError:  # a store that cannot be read: draw instead
             return None
 
     def _keep(self, key, png: bytes) -> None:
-        """Put a drawn PNG into the store (a store that cannot be written is skipped: the view still works)."""
-        if key is not None:
-            try:
+        with contextlib.suppress(OSError):  # a store that cannot be written is skipped: the view still works
+            if key is not None:
                 self.store.put(key, png)
-            except OSError:
-                pass
 
+    # ---- serving the front end: one worker thread, the asked-for frames first ----
+    def _on_msg(self, _widget, content, _buffers):
+        """{type: "want", now: [states], ahead: [states]}: replaces what was queued before."""
+        if not isinstance(content, dict) or content.get("type") != "want":
+            return
+        n = len(self.states())
+        queue = [(s, False) for s in content.get("now", [])] + [(s, True) for s in content.get("ahead", [])]
+        with self._queued:
+            self._queue = [(s, ahead) for s, ahead in queue if isinstance(s, int) and 0 <= s < n]
+            if self._worker is None:
+                self._worker = threading.Thread(target=self._serve, name="SliderView frames", daemon=True)
+                self._worker.start()
+            self._queued.notify()
+
+    def _serve(self):
+        while True:
+            with self._queued:
+                self._queued.wait_for(lambda: self._queue or self.comm is None)
+                if self.comm is None:  # the view was closed
+                    return
+                state, ahead = self._queue.pop(0)
+            try:
+                png = self.render(self.states()[state], ahead=ahead)
+            except Exception as err:  # noqa: BLE001 - the reader sees what went wrong; the worker goes on
+                self.send({"type": "error", "state": state, "text": f"This state could not be drawn: {err!r}"})
+                continue
+            self.send({"type": "frame", "state": state}, buffers=[png])
+
+    def close(self):
+        super().close()
+        if hasattr(self, "_queued"):  # not when __init__ raised before making it
+            with self._queued:
+                self._queued.notify()
+
+    # ---- drawing one state at the reference layout ----
     def _new_figure(self, values: dict, reuse=True):
         """A Figure showing ``values``: the view's one Figure updated in place if it has ``update``, else a new one."""
         if not reuse or self.update_figure is None:
@@ -397,127 +286,40 @@ class SliderView(widgets.VBox):
     def _draw_and_render(self, values: dict, reuse=True):
         """(closed Figure, PNG) of ``values``: at the reference layout when its text fits there, else laid out anew.
 
-        The first call lays out the reference state (constrained layout) and keeps its axes
-        positions and how far each axes' text reaches beyond it. A state is then drawn at
-        those positions; if any of its text reaches further than the reference's did (wider
-        tick labels, a longer label), the sides of those axes move in by the excess and the
-        same Figure is drawn once more (no second ``draw`` call, no layout pass): its text then
-        takes the room the reference's text took. Only if that still does not fit (text that
-        belongs to no axes leaving the figure, say) is the state drawn again with its own
-        constrained layout. Each way the result depends on ``values`` alone. With ``reuse`` and an
-        ``update`` hook, the view's one Figure is updated instead of drawing a new one (the
-        constrained-layout fallback always draws a new Figure, so the kept one stays at the reference layout).
+        The first call lays out the reference state (constrained layout) and keeps its axes positions
+        and how far each axes' text reaches beyond it. A state is then drawn at those positions; if any
+        of its text reaches further than the reference's did (wider tick labels, a longer label), the
+        sides of those axes move in by the excess and the same Figure is drawn once more (no second
+        ``draw`` call, no layout pass). Only if that still does not fit (text that belongs to no axes
+        leaving the figure, say) is the state drawn again with its own constrained layout. Each way the
+        result depends on ``values`` alone. The constrained-layout fallback always draws a new Figure,
+        so the kept one (``update``) stays at the reference layout. Caller holds ``RENDER_LOCK``.
         """
         if self._layout is None:
             ref = self.draw(**self._reference)
-            try:
-                png, texts = _png(ref, record_text=True)
-                self._layout = _measure_layout(ref, texts)
-            finally:
-                plt.close(ref)
+            png, texts = _png(ref, record_text=True)
+            self._layout = _measure_layout(ref, texts)
+            plt.close(ref)
             if _key(values) == _key(self._reference):
                 return ref, png
-        made = [self._new_figure(values, reuse)]  # every Figure this render holds
-        try:
-            return self._render_at_layout(made, values)
-        except _Superseded:
-            for fig in made:
-                plt.close(fig)  # a render ahead gave way: no Figure is left open in pyplot
-            raise
-
-    def _render_at_layout(self, made: list, values: dict):
-        """The rest of ``_draw_and_render``: ``made[0]`` shows ``values``; Figures drawn anew are appended."""
-        fig = made[0]
-        _give_way()
+        fig = self._new_figure(values, reuse)
         if fig is self._spare and len(fig.axes) != len(self._layout["axes"]):
             self._spare = None  # an update that added or removed axes: draw this state anew
             fig = self.draw(**values)
-            made.append(fig)
         if _apply_layout(fig, self._layout):
             canvas, texts = _agg_draw(fig, record_text=True)
-            if _text_fits(fig, texts, self._layout):
-                plt.close(fig)
-                return fig, _encode(canvas)
-            room = _make_room(fig, texts, self._layout)
+            fits = _text_fits(fig, texts, self._layout)
+            room = None if fits else _make_room(fig, texts, self._layout)
             if room is not None:
                 canvas, texts = _agg_draw(fig, record_text=True)
-                if _text_fits(fig, texts, room):
-                    plt.close(fig)
-                    return fig, _encode(canvas)
+                fits = _text_fits(fig, texts, room)
             plt.close(fig)
-            _give_way()
+            if fits:
+                return fig, _encode(canvas)
             fig = self.draw(**values)
-            made.append(fig)
         png = _png(fig)
         plt.close(fig)
         return fig, png
-
-    def update(self, change=None):
-        """Show the figure for the current slider values; returns that Figure."""
-        self._show()
-        return self.last_figure
-
-    def _on_change(self, change):
-        slider = change["owner"]
-        name = next(n for n, s in self.sliders.items() if s is slider)
-        self._last_move = (name, _direction(slider, change["old"], change["new"]))
-        _last_moved[0] = weakref.ref(self)
-        self._show()
-
-    def _show(self):
-        png = self.render(self.values())
-        with self.output:
-            self.output.clear_output(wait=True)
-            display(Image(data=png, format="png"))
-        _note_activity()
-        _schedule_prefetch()
-
-    def neighbours(self, steps: int = 1) -> list[dict]:
-        """Slider values up to ``steps`` key presses away, one slider moved at a time.
-
-        First the states further along the last move (same slider, same direction), then the
-        rest, nearest first: a reader sweeping a slider one way finds the next states ready.
-        """
-        return [v for v, _ in self._prefetch_plan(steps)]
-
-    def _prefetch_plan(self, steps: int) -> list[tuple[dict, float]]:
-        """(slider values, seconds of quiet needed before rendering them ahead), in order."""
-        now = self.values()
-        ways = [(name, d) for name in self.sliders for d in (1, -1)]
-        plan = []
-        if self._last_move in ways:
-            ways.remove(self._last_move)
-            plan = [(*self._last_move, n, QUIET_S) for n in range(1, steps + 1)]
-        plan += [(name, d, n, QUIET_OTHERS_S) for n in range(1, steps + 1) for name, d in ways]
-        out = []
-        for name, direction, n, quiet in plan:
-            value = _step(self.sliders[name], direction * n)
-            if value is not None:
-                out.append(({**now, name: value}, quiet))
-        return out
-
-    # Used by the static course site (scripts/build_site.py): every state is rendered ahead there.
-    def states(self) -> list[dict]:
-        """Every combination of slider values on their grids (the last slider varies fastest).
-
-        These are all the states a reader can reach; ``render`` gives each one's PNG.
-        """
-        grids = [grid_of(s) for s in self.sliders.values()]
-        names = list(self.sliders)
-        return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(g[0] for g in grids))]
-
-    def controls(self) -> list[dict]:
-        """Each slider as data: name, label, unit, grid of values, their readouts, and the index shown now."""
-        out = []
-        for name, slider in self.sliders.items():
-            values, readouts = grid_of(slider)
-            label, unit = _label_and_unit(slider.description)
-            now = [i for i, v in enumerate(values) if _key({"v": v}) == _key({"v": slider.value})]
-            if not now:
-                raise ValueError(f"slider {name!r}: its value {slider.value!r} is not on its grid {values}")
-            out.append({"name": name, "label": label, "unit": unit, "values": values, "readouts": readouts,
-                        "index": now[0]})
-        return out
 
 
 def _measure_layout(fig, texts) -> dict:
@@ -628,8 +430,8 @@ _RENDERERS = OrderedDict()  # (width px, height px, dpi) -> RendererAgg, least r
 def _agg_draw(fig, record_text=False):
     """Draw ``fig`` once on an Agg canvas; returns (canvas, the Text artists drawn if ``record_text``).
 
-    Holds ``_RENDER_LOCK`` (re-entrant): the shared renderers serve one draw at a time."""
-    with _RENDER_LOCK:
+    Holds ``RENDER_LOCK`` (re-entrant): the shared renderers serve one draw at a time."""
+    with RENDER_LOCK():
         return _agg_draw_locked(fig, record_text)
 
 
@@ -657,43 +459,12 @@ def _agg_draw_locked(fig, record_text):
 
         renderer.draw_text = recording
         try:
-            _draw_giving_way(canvas)
+            canvas.draw()
         finally:
             del renderer.draw_text  # a shared renderer must not keep this render's recorder
     else:
-        _draw_giving_way(canvas)
+        canvas.draw()
     return canvas, texts
-
-
-# RendererAgg's drawing calls that a render ahead checks before each use (``_give_way``); matplotlib sets
-# most of them per instance, so they are put back, not deleted, afterwards.
-_CHECKED_CALLS = ("draw_path", "draw_markers", "draw_path_collection", "draw_image", "draw_text")
-
-
-def _draw_giving_way(canvas):
-    """``canvas.draw()``; in a render ahead, stops at the first drawing call after a move asks for a render."""
-    if not _ahead[0]:
-        canvas.draw()
-        return
-    renderer = canvas.get_renderer()
-    kept = {name: renderer.__dict__.get(name) for name in _CHECKED_CALLS}
-
-    def checking(call):
-        def checked(*args, **kwargs):
-            _give_way()
-            return call(*args, **kwargs)
-        return checked
-
-    for name in _CHECKED_CALLS:
-        setattr(renderer, name, checking(getattr(renderer, name)))
-    try:
-        canvas.draw()
-    finally:
-        for name, call in kept.items():
-            if call is None:
-                delattr(renderer, name)
-            else:
-                setattr(renderer, name, call)
 
 
 def _encode(canvas) -> bytes:
@@ -714,46 +485,8 @@ def _key(values: dict) -> tuple:
     return tuple((name, round(v, 9) if isinstance(v, float) else v) for name, v in values.items())
 
 
-def _direction(slider, old, new) -> int:
-    """+1 if ``slider`` moved from ``old`` to a later value, else -1."""
-    if isinstance(slider, widgets.SelectionSlider):
-        values = list(slider._options_values)
-        return 1 if values.index(new) > values.index(old) else -1
-    return 1 if new > old else -1
-
-
-def _step(slider, direction: int):
-    """The value ``slider`` takes ``direction`` keyboard steps away (sign = way), or None past its end."""
-    if isinstance(slider, widgets.SelectionSlider):
-        i = slider.index + direction
-        values = slider._options_values  # the values behind the labels
-        return values[i] if 0 <= i < len(values) else None
-    value = slider.value + direction * slider.step
-    return value if slider.min <= value <= slider.max else None
-
-
-def grid_of(slider) -> tuple[list, list[str]]:
-    """(values, readouts): every value ``slider`` can take, in order, and how its readout shows each."""
-    if isinstance(slider, widgets.SelectionSlider):
-        return list(slider._options_values), list(slider._options_labels)
-    if isinstance(slider, widgets.IntSlider):
-        values = list(range(slider.min, slider.max + 1, slider.step))
-    elif isinstance(slider, widgets.FloatSlider):
-        n = int((slider.max - slider.min) / slider.step + 1e-9) + 1
-        values = [round(slider.min + i * slider.step, 12) for i in range(n)]
-    else:
-        raise TypeError(f"slider must be an IntSlider, FloatSlider or SelectionSlider; got {type(slider).__name__}")
-    return values, [format(v, slider.readout_format) for v in values]
-
-
-def _label_and_unit(description: str) -> tuple[str, str]:
-    """Split "label (unit)", as ``int_slider``/``float_slider`` write it, into (label, unit)."""
-    m = re.fullmatch(r"(.+) \(([^()]+)\)", description)
-    return (m.group(1), m.group(2)) if m else (description, "")
-
-
 def slider_view(draw, update=None, reference=None, store="default", **sliders) -> SliderView:
-    """Wire named sliders to ``draw(**values) -> Figure``; the figure redraws on each change.
+    """A ``SliderView`` of ``draw(**values) -> Figure`` over the named sliders' grids (``int_slider``, ...).
 
     update : optional ``update(fig, **values)`` that changes a Figure ``draw`` made in place to show
     ``values`` with the same pixels as a new ``draw(**values)`` (faster for figures with many ticks).
