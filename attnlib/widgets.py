@@ -42,7 +42,12 @@ class Slider:
         if not self.values or len(self.values) != len(self.readouts):
             raise ValueError(f"slider {label!r}: values and readouts must be non-empty and of equal length; "
                              f"got {len(self.values)} and {len(self.readouts)}")
-        self.value = self.values[self.index(value)]
+        self._start = self.values[self.index(value)]
+
+    @property
+    def value(self):
+        """The value the slider starts at (read-only: change a view's state with ``SliderView.set``)."""
+        return self._start
 
     def index(self, value) -> int:
         """Where ``value`` sits on the grid (floats compared after rounding to 9 decimals)."""
@@ -79,11 +84,19 @@ class RenderLock:
 
     @contextlib.contextmanager
     def __call__(self, ahead=False):
-        if ahead:
+        while ahead:  # take the lock only while nobody asked for it
             with self._turn:
                 self._turn.wait_for(lambda: self._asked == 0)
-            with self._lock:
+            self._lock.acquire()
+            with self._turn:
+                if self._asked == 0:
+                    break
+            self._lock.release()  # someone asked while this waited: they go first
+        if ahead:
+            try:
                 yield
+            finally:
+                self._lock.release()
             return
         with self._turn:
             self._asked += 1

@@ -350,8 +350,7 @@ def test_training_browser_at_slider_extremes_without_warnings():
         view = training_browser(steps, curves, c["variants"], c["d_ks"], c["lrs"], uniform_entropy=np.log(8))
         for d_k in (c["d_ks"][0], c["d_ks"][-1]):
             for lr in (c["lrs"][0], c["lrs"][-1]):
-                view.sliders["d_k"].value = d_k
-                view.sliders["lr"].value = lr
+                view.set(d_k=d_k, lr=lr)
                 fig = view.last_figure
                 j, k = c["d_ks"].index(d_k), c["lrs"].index(lr)
                 loss_lines = fig.axes[0].get_lines()

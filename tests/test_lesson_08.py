@@ -454,10 +454,9 @@ def test_layer_slider_at_its_extremes_draws_without_warnings(ref_run):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         view = widgets.minilm_layer_view(stats, var_ylim=(0.3, 5000))
-        slider = view.sliders["layer"]
-        assert (slider.min, slider.max) == (1, 6)
-        for layer in (slider.min, slider.max):
-            slider.value = layer
+        assert view.sliders["layer"].values == [1, 2, 3, 4, 5, 6]
+        for layer in (1, 6):
+            view.set(layer=layer)
             fig = view.last_figure
             assert fig.axes[0].get_title() == f"layer {layer}"
             heights = [p.get_height() for p in fig.axes[0].patches]
@@ -465,7 +464,7 @@ def test_layer_slider_at_its_extremes_draws_without_warnings(ref_run):
         # the lesson's view: the within-row variance, raw and scaled, and a legend entry for the line at 1
         rows = widgets.minilm_layer_view(stats, var_ylim=(0.3, 5000), variance="row")
         for layer in (6, 2):
-            rows.sliders["layer"].value = layer
+            rows.set(layer=layer)
             ax = rows.last_figure.axes[0]
             heights = [p.get_height() for p in ax.patches]
             np.testing.assert_allclose(heights[:12], stats["row_var"][layer - 1])

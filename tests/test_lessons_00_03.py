@@ -266,10 +266,7 @@ def test_markdown_table_rows():
 # --- slider views at the extremes of every slider ----------------------------------------------
 
 def _extremes(slider):
-    if hasattr(slider, "options"):
-        opts = list(slider.options)
-        return [opts[0], opts[-1]]
-    return [slider.min, slider.max]
+    return [slider.values[0], slider.values[-1]]
 
 
 def _drive(view):
@@ -279,9 +276,8 @@ def _drive(view):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for combo in itertools.product(*(_extremes(view.sliders[n]) for n in names)):
-            for name, value in zip(names, combo, strict=True):
-                view.sliders[name].value = value
-            fig = view.update()
+            view.set(**dict(zip(names, combo, strict=True)))
+            fig = view.last_figure
             assert isinstance(fig, matplotlib.figure.Figure)
             titles.append(" ".join(ax.get_title() for ax in fig.axes))
     return titles

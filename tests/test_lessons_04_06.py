@@ -275,12 +275,10 @@ def small_heads_records():
 
 def drive_extremes(view, name):
     """Move slider ``name`` to its minimum and maximum; return the figures drawn."""
-    slider = view.sliders[name]
-    options = getattr(slider, "options", None)
-    lo, hi = (options[0], options[-1]) if options else (slider.min, slider.max)
+    grid = view.sliders[name].values
     figs = []
-    for value in (lo, hi):
-        slider.value = value
+    for value in (grid[0], grid[-1]):
+        view.set(**{name: value})
         assert view.values()[name] == value
         figs.append(view.last_figure)
     return figs

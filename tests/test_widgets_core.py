@@ -49,44 +49,22 @@ def _counting_draw():
     return drawn, draw
 
 
-def test_slider_view_redraws_at_extremes_without_warnings():
+def test_slider_view_renders_each_state_once_without_warnings():
     calls, draw = _counting_draw()
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         view = widgets.slider_view(draw, n=widgets.int_slider("keys", 1, 6, 3))
-        s = view.sliders["n"]
-        s.value = s.max
-        s.value = s.min
+        assert calls == [3]  # the first frame goes with the view
+        assert view.first == view.render({"n": 3}) and view.first_state == view.state == 2
+        for n in (6, 1):
+            assert view.render({"n": n}).startswith(b"\x89PNG")
     assert calls == [3, 6, 1]
-    assert view.last_figure.axes[0].get_title() == "n = 1"
-    view.sliders["n"].value = 6  # a state seen before is shown from the cache, not drawn again
+    view.render({"n": 6})  # a state rendered before is kept, not drawn again
     assert calls == [3, 6, 1]
-    assert view.last_figure.axes[0].get_title() == "n = 6"
-    png = view.render({"n": 6})
-    assert png.startswith(b"\x89PNG")
-    assert plt.get_fignums() == []  # figures are closed after display
-
-
-def test_neighbours_are_one_step_away_and_stay_in_range():
-    view = widgets.slider_view(lambda a, b: plots.probability_bars([0.5, 0.5], title=f"{a} {b}"),
-                               a=widgets.options_slider("a", [16, 64, 256], 16),
-                               b=widgets.float_slider("b", 0.5, 2.0, 2.0, step=0.5))
-    assert view.neighbours() == [{"a": 64, "b": 2.0}, {"a": 16, "b": 1.5}]  # 16 has no left, 2.0 no right
-    assert view.neighbours(2) == [{"a": 64, "b": 2.0}, {"a": 16, "b": 1.5},
-                                  {"a": 256, "b": 2.0}, {"a": 16, "b": 1.0}]  # nearest first
-    view.sliders["a"].value = 64
-    assert {"a": 256, "b": 2.0} in view.neighbours() and {"a": 16, "b": 2.0} in view.neighbours()
-
-
-def test_neighbours_put_the_direction_of_the_last_move_first():
-    view = widgets.slider_view(lambda a, b: plots.probability_bars([0.5, 0.5], title=f"{a} {b}"),
-                               a=widgets.int_slider("a", 0, 9, 5), b=widgets.int_slider("b", 0, 9, 5))
-    view.sliders["b"].value = 4  # moved b down: b = 3 is the likeliest next state
-    assert view.neighbours()[0] == {"a": 5, "b": 3}
-    view.sliders["a"].value = 6  # a sweep upwards: a = 7, then 8, come before anything else
-    assert view.neighbours(2)[:3] == [{"a": 7, "b": 4}, {"a": 8, "b": 4}, {"a": 5, "b": 4}]
-    assert len(view.neighbours(2)) == 8
+    view.set(n=1)
+    assert view.values() == {"n": 1} and view.last_figure.axes[0].get_title() == "n = 1"
+    assert plt.get_fignums() == []  # figures are closed once rendered
 
 
 def test_float_states_that_differ_by_rounding_share_a_cache_entry():
@@ -106,48 +84,9 @@ def test_last_figure_is_the_shown_state_even_when_only_its_png_was_kept():
                                n=widgets.int_slider("keys", 1, 6, 3))
     view.render({"n": 5})  # rendered ahead: its PNG is kept, the shown Figure stays n = 3
     assert view.last_figure.axes[0].get_title() == "n = 3"
-    view.sliders["n"].value = 5
+    view.set(n=5)
     assert view.last_figure.axes[0].get_title() == "n = 5"
     assert plt.get_fignums() == []
-
-
-def _in_own_loop(coro_fn):
-    """Run ``coro_fn()`` in a thread with its own event loop (Playwright's sync API may own this one)."""
-    import asyncio
-    import threading
-
-    result = []
-    worker = threading.Thread(target=lambda: result.append(asyncio.run(coro_fn())))
-    worker.start()
-    worker.join(timeout=60)
-    return result[0]
-
-
-def test_prefetch_renders_nearby_states_once_the_kernel_is_quiet():
-    import asyncio
-    import time
-
-    drawn, draw = _counting_draw()
-
-    async def main():
-        view = widgets.slider_view(draw, n=widgets.int_slider("keys", 1, 6, 3))
-        busy_until = time.monotonic() + 3 * widgets.QUIET_S
-        while time.monotonic() < busy_until:  # cells keep running: nothing is rendered ahead
-            widgets._note_activity()
-            await asyncio.sleep(widgets.QUIET_S / 4)
-        busy = list(drawn)
-        for _ in range(400):  # then quiet: up to PREFETCH_STEPS away, nearest first (allow 20 s when busy)
-            await asyncio.sleep(0.05)
-            if len(drawn) == 6:
-                break
-        return view, busy
-
-    view, busy = _in_own_loop(main)
-    assert busy == [3]
-    assert drawn == [3, 4, 2, 5, 1, 6]
-    view.sliders["n"].value = 1  # a prefetched state: shown without drawing again
-    assert drawn == [3, 4, 2, 5, 1, 6]
-    assert view.last_figure.axes[0].get_title() == "n = 1"  # the Figure is drawn on request only
 
 
 def test_slider_pngs_are_256_colour_and_look_the_same():
@@ -170,26 +109,6 @@ def test_slider_pngs_are_256_colour_and_look_the_same():
         diff = np.abs(np.asarray(small.convert("RGB"), int) - np.asarray(ref.convert("RGB"), int))
     assert len(png) < 0.6 * len(full.getvalue())
     assert diff.max() <= 24 and diff.mean() < 2.0  # measured on lesson 01's figure: max 14, mean 1.2
-
-
-def test_prefetch_renders_further_along_a_move_first_and_guesses_only_after_a_long_pause(monkeypatch):
-    import asyncio
-
-    monkeypatch.setattr(widgets, "QUIET_OTHERS_S", 60.0)  # other guesses never come during this test
-    drawn, draw = _counting_draw()
-
-    async def main():
-        view = widgets.slider_view(draw, n=widgets.int_slider("keys", 1, 12, 6))
-        view.sliders["n"].value = 7  # a move up: 8, 9, 10 are the likely next states
-        for _ in range(400):
-            await asyncio.sleep(0.05)
-            if len(drawn) >= 5:
-                break
-        await asyncio.sleep(3 * widgets.QUIET_S)  # time enough for more, were any allowed
-        return view
-
-    _in_own_loop(main)
-    assert drawn == [6, 7, 8, 9, 10]
 
 
 def _scaled_bars(scale):
@@ -238,10 +157,10 @@ def test_states_whose_text_fits_keep_the_reference_layout_and_wider_ones_move_th
     canvas = FigureCanvasAgg(ref)
     canvas.draw()
     ref_label = ref.axes[0].yaxis.label.get_window_extent(canvas.get_renderer())
-    view.sliders["scale"].value = 1  # narrower tick labels: same panel position as the reference
+    view.set(scale=1)  # narrower tick labels: same panel position as the reference
     assert not isinstance(view.last_figure.get_layout_engine(), ConstrainedLayoutEngine)
     assert view.last_figure.axes[0].get_position().bounds == pytest.approx(ref_box.bounds)
-    view.sliders["scale"].value = 10**5  # "100000" does not fit the reference margin: the panel moves right
+    view.set(scale=10**5)  # "100000" does not fit the reference margin: the panel moves right
     fig = view.last_figure
     assert not isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine)  # no second layout pass
     box = fig.axes[0].get_position()
@@ -268,7 +187,7 @@ def test_text_no_axes_owns_that_leaves_the_figure_gets_its_own_constrained_layou
     from matplotlib.layout_engine import ConstrainedLayoutEngine
 
     view = widgets.slider_view(_growing_note, n=widgets.options_slider("n", [1, 60], 1))
-    view.sliders["n"].value = 60
+    view.set(n=60)
     assert isinstance(view.last_figure.get_layout_engine(), ConstrainedLayoutEngine)
 
 
@@ -289,81 +208,6 @@ def test_reference_state_png_has_the_pixels_savefig_writes():
     assert (_rgb(view.render({"scale": 10})) == np.asarray(ref)).all()
     view._rendered.clear()  # the reference state drawn again through the frozen layout: same pixels
     assert (_rgb(view.render({"scale": 10})) == np.asarray(ref)).all()
-
-
-def test_prefetch_plan_puts_every_views_one_step_neighbours_first(monkeypatch):
-    monkeypatch.setattr(widgets, "_views", [])
-    monkeypatch.setattr(widgets, "_last_moved", [None])
-
-    def bars(**values):
-        return plots.probability_bars([0.5, 0.5], title=str(values))
-
-    a = widgets.slider_view(bars, a=widgets.int_slider("a", 0, 9, 5))
-    b = widgets.slider_view(bars, b=widgets.int_slider("b", 0, 9, 5), c=widgets.int_slider("c", 0, 9, 9))
-    plan = widgets._prefetch_plan_all(3)
-    first = [(view is a, values, quiet) for view, values, quiet in plan[:5]]
-    assert first == [(True, {"a": 6}, widgets.QUIET_S), (False, {"b": 6, "c": 9}, widgets.QUIET_S),
-                     (True, {"a": 4}, widgets.QUIET_S), (False, {"b": 4, "c": 9}, widgets.QUIET_S),
-                     (False, {"b": 5, "c": 8}, widgets.QUIET_S)]  # up before down; c = 9 has no "up"
-    assert all(quiet == widgets.QUIET_OTHERS_S for *_, quiet in plan[5:])  # further states wait longer
-    b.sliders["b"].value = 6  # b moved up: 7, 8, 9 first, then a's neighbours; b's other guesses later
-    plan = widgets._prefetch_plan_all(3)
-    assert [values for _, values, _ in plan[:5]] == [{"b": 7, "c": 9}, {"b": 8, "c": 9}, {"b": 9, "c": 9},
-                                                     {"a": 6}, {"a": 4}]
-    assert all(view is a or quiet == widgets.QUIET_OTHERS_S for view, _, quiet in plan[5:])
-    b.close()  # a closed view is no longer rendered ahead
-    assert all(view is a for view, _, _ in widgets._prefetch_plan_all(3))
-
-
-def test_prefetch_renders_one_step_neighbours_of_every_view_before_further_states(monkeypatch):
-    import asyncio
-
-    monkeypatch.setattr(widgets, "_views", [])
-    monkeypatch.setattr(widgets, "_last_moved", [None])
-    drawn = []
-
-    def draw(**values):
-        drawn.append(values)
-        return plots.probability_bars([0.5, 0.5], title=str(values))
-
-    async def main():
-        widgets.slider_view(draw, a=widgets.int_slider("a", 0, 9, 5))
-        widgets.slider_view(draw, b=widgets.int_slider("b", 0, 9, 5))
-        for _ in range(400):
-            await asyncio.sleep(0.05)
-            if len(drawn) >= 6:
-                break
-
-    _in_own_loop(main)
-    assert drawn[:6] == [{"a": 5}, {"b": 5}, {"a": 6}, {"b": 6}, {"a": 4}, {"b": 4}]
-
-
-def test_a_finished_cell_asks_for_a_shorter_pause_than_a_slider_move(monkeypatch):
-    import asyncio
-
-    monkeypatch.setattr(widgets, "_views", [])
-    monkeypatch.setattr(widgets, "_last_moved", [None])
-    monkeypatch.setattr(widgets, "QUIET_S", 60.0)  # after a move (or a view shown) nothing comes in this test
-    drawn = []
-
-    def draw(a):
-        drawn.append(a)
-        return plots.probability_bars([0.5, 0.5], title=str(a))
-
-    async def main(after_cell):
-        drawn.clear()
-        widgets.slider_view(draw, a=widgets.int_slider("a", 0, 9, 5))  # shown: counts as a move
-        if after_cell:
-            widgets._note_cell_run()  # the cell that built the view has finished
-        for _ in range(40):
-            await asyncio.sleep(0.05)
-            if len(drawn) >= 3:
-                break
-        return list(drawn)
-
-    assert _in_own_loop(lambda: main(after_cell=False)) == [5]
-    monkeypatch.setattr(widgets, "_views", [])
-    assert _in_own_loop(lambda: main(after_cell=True)) == [5, 6, 4]
 
 
 def _bars_with_update():
@@ -420,7 +264,7 @@ def test_an_update_hook_does_not_change_the_shown_figure():
     draw, update = _bars_with_update()
     view = widgets.slider_view(draw, update=update, scale=widgets.options_slider("scale", [1, 10, 100], 10),
                                tilt=widgets.options_slider("tilt", [0.0, 0.5], 0.0))
-    view.sliders["scale"].value = 100
+    view.set(scale=100)
     shown = view.last_figure
     view.render({"scale": 1, "tilt": 0.5})  # a prefetched state updates the view's one Figure
     assert view.last_figure is shown
@@ -556,71 +400,6 @@ def test_renders_from_two_threads_take_turns():
     assert plt.get_fignums() == []
 
 
-def test_no_state_is_rendered_ahead_while_a_cell_runs(monkeypatch):
-    """A prefetch chain on a widget subshell's event loop could run beside a cell: it waits for the cell."""
-    import asyncio
-
-    monkeypatch.setattr(widgets, "_views", [])
-    monkeypatch.setattr(widgets, "_last_moved", [None])
-    drawn, draw = _counting_draw()
-
-    async def main():
-        widgets._note_cell_start()  # a cell is running (IPython's pre_run_cell)
-        widgets.slider_view(draw, n=widgets.int_slider("keys", 1, 6, 3))
-        await asyncio.sleep(4 * widgets.QUIET_S)
-        during = list(drawn)
-        widgets._note_cell_run()  # the cell has finished
-        for _ in range(200):
-            await asyncio.sleep(0.05)
-            if len(drawn) >= 3:
-                break
-        return during
-
-    try:
-        during = _in_own_loop(main)
-    finally:
-        widgets._cell_running[0] = False
-    assert during == [3]
-    assert drawn[:3] == [3, 4, 2]
-
-
-def test_one_prefetch_chain_per_kernel_across_threads(monkeypatch):
-    """In a kernel, a move handled on a subshell's loop starts no chain there: the one chain is on the main loop."""
-    import asyncio
-    import threading
-
-    monkeypatch.setattr(widgets, "_views", [])
-    monkeypatch.setattr(widgets, "_last_moved", [None])
-    monkeypatch.setattr(widgets, "_chains", set())
-    monkeypatch.setattr(widgets, "QUIET_S", 60.0)  # the chain waits for the whole test
-    monkeypatch.setattr(widgets, "QUIET_AFTER_CELL_S", 60.0)
-    started, done = threading.Event(), threading.Event()
-    loops = {}
-
-    async def main_loop():
-        loops["main"] = asyncio.get_running_loop()
-        monkeypatch.setattr(widgets, "_kernel_loop", lambda: loops["main"])  # as ipykernel's io_loop would be
-        view = widgets.slider_view(lambda n: plots.probability_bars([1 / n] * n), n=widgets.int_slider("n", 1, 6, 3))
-        loops["view"] = view
-        started.set()
-        while not done.is_set():
-            await asyncio.sleep(0.05)
-
-    async def subshell_loop():
-        widgets._schedule_prefetch()  # what a slider move on this thread asks for
-        return set(widgets._chains)
-
-    worker = threading.Thread(target=lambda: asyncio.run(main_loop()))
-    worker.start()
-    try:
-        assert started.wait(30)
-        assert _in_own_loop(subshell_loop) == {loops["main"]}
-    finally:
-        done.set()
-        worker.join(30)
-    loops["view"].close()
-
-
 def test_a_kept_state_is_shown_while_another_thread_renders():
     """A press that revisits a kept state must not wait for a prefetch render on the other thread."""
     import threading
@@ -630,7 +409,7 @@ def test_a_kept_state_is_shown_while_another_thread_renders():
     holding, release = threading.Event(), threading.Event()
 
     def other_thread_renders():  # holds the render lock as a long render would
-        with widgets._RENDER_LOCK:
+        with widgets.RENDER_LOCK():
             holding.set()
             release.wait(30)
 
@@ -646,72 +425,6 @@ def test_a_kept_state_is_shown_while_another_thread_renders():
     finally:
         release.set()
         holder.join(10)
-
-
-def test_a_render_ahead_gives_way_to_a_move():
-    """A move's render waiting for the lock stops the render ahead in progress, which keeps nothing."""
-    import threading
-    import time
-
-    entered, go = threading.Event(), threading.Event()
-
-    def draw(n):
-        fig = plots.probability_bars([1 / n] * n, title=f"n = {n}")
-        if n == 5:  # the render ahead is under way when the move comes
-            entered.set()
-            go.wait(30)
-        return fig
-
-    view = widgets.slider_view(draw, n=widgets.int_slider("n", 1, 6, 3))
-    outcome, got = [], []
-
-    def ahead():
-        try:
-            view._render_ahead({"n": 5})
-            outcome.append("finished")
-        except widgets._Superseded:
-            outcome.append("gave way")
-
-    first = threading.Thread(target=ahead)
-    first.start()
-    assert entered.wait(10)
-    mover = threading.Thread(target=lambda: got.append(view.render({"n": 2})))
-    mover.start()
-    deadline = time.monotonic() + 10
-    while widgets._wanted[0] == 0 and time.monotonic() < deadline:  # the move now waits for the lock
-        time.sleep(0.01)
-    go.set()
-    first.join(10)
-    mover.join(10)
-    assert outcome == ["gave way"]
-    assert widgets._key({"n": 5}) not in view._rendered
-    fresh = widgets.slider_view(draw, n=widgets.int_slider("n", 1, 6, 3))
-    assert got == [fresh.render({"n": 2})]
-    assert plt.get_fignums() == []
-    assert view._render_ahead({"n": 4}) == fresh.render({"n": 4})  # with no move waiting it renders as before
-
-
-def test_a_render_ahead_stopped_mid_draw_leaves_the_shared_renderer_as_it_was(monkeypatch):
-    view = widgets.slider_view(lambda n: plots.probability_bars([1 / n] * n), n=widgets.int_slider("n", 1, 6, 3))
-    expected = view.render({"n": 6})
-    view._rendered.clear()
-    fig = plots.probability_bars([0.5, 0.5])
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    renderer = FigureCanvasAgg(fig).get_renderer()
-    size = (renderer.width, renderer.height, fig.dpi)
-    widgets._RENDERERS[size] = renderer
-    before = dict(renderer.__dict__)
-    monkeypatch.setattr(widgets, "_ahead", [True])
-    monkeypatch.setattr(widgets, "_wanted", [1])
-    with pytest.raises(widgets._Superseded):
-        widgets._agg_draw(fig, record_text=True)  # stops at its first drawing call
-    plt.close(fig)
-    assert renderer.__dict__.keys() == before.keys()
-    assert all(renderer.__dict__[k] is before[k] for k in before)
-    monkeypatch.setattr(widgets, "_ahead", [False])
-    monkeypatch.setattr(widgets, "_wanted", [0])
-    assert view.render({"n": 6}) == expected
 
 
 def test_a_reference_state_with_the_widest_labels_lets_every_state_render_in_one_pass(monkeypatch):
@@ -735,49 +448,126 @@ def test_a_reference_state_with_the_widest_labels_lets_every_state_render_in_one
     plt.close("all")
 
 
-def test_a_move_on_another_thread_starts_the_chain_on_the_main_loop(monkeypatch):
-    """In a kernel, renders ahead run on its main loop, never on the thread that handles slider moves
-    (which would make the next move wait for a whole render ahead)."""
-    import asyncio
+
+
+def test_sliders_are_grids_and_bad_input_names_the_argument():
+    s = widgets.float_slider("temperature T", 0.5, 2.0, 1.0, step=0.5, unit="K")
+    assert (s.values, s.readouts, s.value, s.unit) == ([0.5, 1.0, 1.5, 2.0], ["0.50", "1.00", "1.50", "2.00"], 1.0, "K")
+    assert widgets.int_slider("layer", 1, 6, 2).readouts == ["1", "2", "3", "4", "5", "6"]
+    pairs = widgets.options_slider("n", [("2^8", 256), ("2^12", 4096)], 4096)
+    assert (pairs.values, pairs.readouts, pairs.index(4096)) == ([256, 4096], ["2^8", "2^12"], 1)
+    assert widgets.options_slider("d_k", [16, 64]).value == 16
+    with pytest.raises(ValueError, match="value 0.7 is not on its grid"):
+        widgets.float_slider("t", 0.5, 2.0, 0.7, step=0.5)
+    with pytest.raises(AttributeError):
+        s.value = 2.0  # a grid's start is fixed: a view's state changes with view.set
+    with pytest.raises(ValueError, match="values and readouts must be non-empty"):
+        widgets.Slider("x", [], [], 0)
+    with pytest.raises(TypeError, match="sliders must be Slider objects"):
+        widgets.slider_view(lambda n: None, n=3)
+    view = widgets.slider_view(lambda n: plots.probability_bars([1 / n] * n), n=widgets.int_slider("n", 1, 3, 2))
+    with pytest.raises(ValueError, match=r"values must give a value for each slider \['n'\]"):
+        view.set(m=2)
+    with pytest.raises(ValueError, match="value 7 is not on its grid"):
+        view.set(n=7)
+    assert view.values() == {"n": 2}
+    assert repr(view) == "SliderView(n; 3 states)"  # no memory address: strict nbval compares it
+
+
+def _serving(view):
+    """Capture what ``view`` sends the front end: a list of (content, PNG or None)."""
+    sent = []
+    view.send = lambda content, buffers=None: sent.append((content, buffers[0] if buffers else None))
+    return sent
+
+
+def _wait_for(predicate, seconds=20):
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not predicate() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return predicate()
+
+
+def test_the_worker_sends_the_asked_for_frame_first_and_a_new_request_replaces_the_old():
     import threading
 
-    monkeypatch.setattr(widgets, "_views", [])
-    monkeypatch.setattr(widgets, "_last_moved", [None])
-    monkeypatch.setattr(widgets, "_chains", set())
-    threads = []
+    gate, drawn = threading.Event(), []
 
     def draw(n):
-        threads.append(threading.get_ident())
+        drawn.append(n)
+        if n == 2:
+            gate.wait(20)  # the first frame asked for is being drawn while the next requests arrive
+        return plots.probability_bars([1 / n] * n, title=f"n = {n}")
+
+    view = widgets.slider_view(draw, n=widgets.int_slider("n", 1, 9, 1))
+    sent = _serving(view)
+    view._on_msg(view, {"type": "want", "now": [1], "ahead": [2, 3]}, [])  # states 1, 2, 3 are n = 2, 3, 4
+    assert _wait_for(lambda: drawn[-1:] == [2])
+    # the reader jumped: n = 9 now, then 8; the queued n = 3 and 4 are stale and never drawn
+    view._on_msg(view, {"type": "want", "now": [8], "ahead": [7]}, [])
+    gate.set()
+    assert _wait_for(lambda: len(sent) == 3)
+    assert [c["state"] for c, _ in sent] == [1, 8, 7] and drawn == [1, 2, 9, 8]
+    fresh = widgets.slider_view(lambda n: plots.probability_bars([1 / n] * n, title=f"n = {n}"),
+                                n=widgets.int_slider("n", 1, 9, 1))
+    assert [png for _, png in sent] == [fresh.render({"n": n}) for n in (2, 9, 8)]  # each is its own state's frame
+    view._on_msg(view, {"type": "want", "now": [99, "3", None], "ahead": []}, [])  # off the grid: ignored
+    view._on_msg(view, {"type": "state"}, [])
+    assert not _wait_for(lambda: len(sent) > 3, seconds=0.5)
+    view.close()
+    assert _wait_for(lambda: not view._worker.is_alive())  # closing the view ends its worker
+
+
+def test_a_state_that_cannot_be_drawn_sends_an_error_and_the_worker_goes_on():
+    def draw(n):
+        if n == 2:
+            raise RuntimeError("no data for n = 2")
         return plots.probability_bars([1 / n] * n)
 
-    ready, done = threading.Event(), threading.Event()
-    home = {}
+    view = widgets.slider_view(draw, n=widgets.int_slider("n", 1, 3, 1))
+    sent = _serving(view)
+    view._on_msg(view, {"type": "want", "now": [1], "ahead": [2]}, [])
+    assert _wait_for(lambda: len(sent) == 2)
+    (error, none), (frame, png) = sent
+    assert error == {"type": "error", "state": 1,
+                     "text": "This state could not be drawn: RuntimeError('no data for n = 2')"} and none is None
+    assert frame == {"type": "frame", "state": 2} and png == view.render({"n": 3})
+    view.close()
 
-    async def main_loop():
-        home["loop"], home["thread"] = asyncio.get_running_loop(), threading.get_ident()
-        ready.set()
-        while not done.is_set():
-            await asyncio.sleep(0.02)
 
-    worker = threading.Thread(target=lambda: asyncio.run(main_loop()))
-    worker.start()
-    try:
-        assert ready.wait(30)
-        monkeypatch.setattr(widgets, "_kernel_loop", lambda: home["loop"])  # as ipykernel's io_loop would be
-        view = widgets.slider_view(draw, n=widgets.int_slider("n", 1, 6, 3))  # built here: no loop, no chain
+def test_a_render_someone_waits_for_goes_before_renders_ahead():
+    """One lock around matplotlib: when it is free again, a waiting render for the reader takes it before
+    a waiting render ahead, whichever asked first."""
+    import threading
+    import time
 
-        async def subshell():
-            view.sliders["n"].value = 4  # a move handled on this thread's loop
-            for _ in range(400):
-                await asyncio.sleep(0.05)
-                if len(threads) >= 3:
-                    break
-            return threading.get_ident()
+    lock, order, holding, release = widgets.RenderLock(), [], threading.Event(), threading.Event()
 
-        mover = _in_own_loop(subshell)
-    finally:
-        done.set()
-        worker.join(30)
-    assert len(threads) >= 3
-    assert threads[1] == mover  # the move's own render, on its thread
-    assert set(threads[2:]) == {home["thread"]}  # every render ahead on the main loop's thread
+    def hold():
+        with lock():
+            holding.set()
+            release.wait(20)
+
+    def take(name, ahead):
+        with lock(ahead=ahead):
+            order.append(name)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert holding.wait(10)
+    behind = threading.Thread(target=take, args=("ahead", True))
+    behind.start()
+    time.sleep(0.1)  # the render ahead waits first
+    asked = threading.Thread(target=take, args=("asked", False))
+    asked.start()
+    time.sleep(0.1)
+    release.set()
+    for t in (holder, behind, asked):
+        t.join(10)
+    assert order == ["asked", "ahead"]
+    with lock(), lock():  # re-entrant: a render's nested Agg draw takes it again
+        pass
+    with lock(ahead=True):  # nobody waits: a render ahead goes at once
+        pass
