@@ -163,6 +163,8 @@ class SliderView(anywidget.AnyWidget):
             self._reference = {name: reference[name] for name in self.sliders}
         self._layout, self._rendered, self._figure = None, OrderedDict(), (None, None)
         self._queue, self._queued, self._worker = [], threading.Condition(), None
+        self._idle = threading.Event()
+        self._hooks = self._watch_cells()
         start = self._index({name: s.value for name, s in self.sliders.items()})
         front = [{"label": s.label, "unit": s.unit, "readouts": s.readouts} for s in self.sliders.values()]
         super().__init__(spec=front, state=start, first_state=start,
@@ -210,20 +212,28 @@ class SliderView(anywidget.AnyWidget):
             return self._figure[1]
 
     # ---- frames ----
-    def render(self, values: dict, ahead=False) -> bytes:
-        """The frame (PNG) of ``values``: kept, stored, or drawn now (then kept and stored)."""
+    def render(self, values: dict, ahead=False, idle=None) -> bytes:
+        """The frame (PNG) of ``values``: kept, stored, or drawn now (then kept and stored).
+
+        ``ahead``: no one waits for it (renders someone waits for go first). ``idle``: a ``threading.Event``
+        set while no cell runs; the drawing then waits for it and never overlaps a cell (the worker's case:
+        a cell's plots and a frame's drawing both change matplotlib's global rcParams)."""
         key = _key(values)
         png = self._rendered.get(key)
-        if png is None:
-            stored = self._frame_key(values)
-            png = self._stored(stored)
-            if png is None:
-                with RENDER_LOCK(ahead):
+        if png is not None:
+            return png
+        stored = self._frame_key(values)
+        png = self._stored(stored)
+        while png is None:
+            if idle is not None:
+                idle.wait()
+            with RENDER_LOCK(ahead):
+                if idle is None or idle.is_set():  # a cell that started meanwhile goes first
                     png = self._rendered.get(key) or self._draw_and_render(values)[1]
-                self._keep(stored, png)
-            self._rendered[key] = png
-            while len(self._rendered) > self.CACHE_SIZE:
-                self._rendered.popitem(last=False)
+                    self._keep(stored, png)
+        self._rendered[key] = png
+        while len(self._rendered) > self.CACHE_SIZE:
+            self._rendered.popitem(last=False)
         return png
 
     def _frame_key(self, values: dict):
@@ -252,6 +262,28 @@ class SliderView(anywidget.AnyWidget):
                 self.store.put(key, png)
 
     # ---- serving the front end: one worker thread, the asked-for frames first ----
+    def _watch_cells(self) -> dict:
+        """Keep ``self._idle`` set while no cell runs (IPython's cell events); {} outside IPython."""
+        try:
+            from IPython import get_ipython
+
+            shell = get_ipython()
+        except ImportError:
+            shell = None
+        if shell is None:
+            self._idle.set()
+            return {}
+
+        def cell_starts(*_):
+            self._idle.clear()
+            with RENDER_LOCK():  # a frame being drawn now is finished before the cell starts
+                pass
+
+        hooks = {"pre_run_cell": cell_starts, "post_run_cell": lambda *_: self._idle.set()}
+        for event, hook in hooks.items():
+            shell.events.register(event, hook)
+        return {"shell": shell, **hooks}  # made inside a cell: idle once that cell ends
+
     def _on_msg(self, _widget, content, _buffers):
         """{type: "want", now: [states], ahead: [states]}: replaces what was queued before."""
         if not isinstance(content, dict) or content.get("type") != "want":
@@ -273,7 +305,7 @@ class SliderView(anywidget.AnyWidget):
                     return
                 state, ahead = self._queue.pop(0)
             try:
-                png = self.render(self.states()[state], ahead=ahead)
+                png = self.render(self.states()[state], ahead=ahead, idle=self._idle)
             except Exception as err:  # noqa: BLE001 - the reader sees what went wrong; the worker goes on
                 self.send({"type": "error", "state": state, "text": f"This state could not be drawn: {err!r}"})
                 continue
@@ -281,7 +313,11 @@ class SliderView(anywidget.AnyWidget):
 
     def close(self):
         super().close()
-        if hasattr(self, "_queued"):  # not when __init__ raised before making it
+        if hasattr(self, "_hooks"):  # not when __init__ raised before making them
+            shell = self._hooks.pop("shell", None)
+            for event, hook in self._hooks.items():
+                shell.events.unregister(event, hook)
+            self._hooks = {}
             with self._queued:
                 self._queued.notify()
 

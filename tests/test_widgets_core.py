@@ -571,3 +571,50 @@ def test_a_render_someone_waits_for_goes_before_renders_ahead():
         pass
     with lock(ahead=True):  # nobody waits: a render ahead goes at once
         pass
+
+
+def test_the_worker_draws_only_between_cells():
+    """A cell's plots change matplotlib's global rcParams (rc_context), and so does drawing a frame: the worker
+    never draws while a cell runs, and a cell that starts while a frame is being drawn waits for it."""
+    import threading
+    import time
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        drawing, finish, log = threading.Event(), threading.Event(), []
+
+        def draw(n):
+            if n == 3:  # the frame in progress when the next cell starts
+                drawing.set()
+                finish.wait(20)
+                log.append("drawn")
+            return plots.probability_bars([1 / n] * n)
+
+        shell.user_ns.update(draw=draw, widgets=widgets)
+        assert shell.run_cell('view = widgets.slider_view(draw, n=widgets.int_slider("n", 1, 4, 1))').success
+        view = shell.user_ns["view"]
+        sent = _serving(view)
+        shell.events.trigger("pre_run_cell", None)  # a cell runs: what the reader asks for is not drawn yet
+        view._on_msg(view, {"type": "want", "now": [1], "ahead": []}, [])
+        assert not _wait_for(lambda: sent, seconds=0.5)
+        shell.events.trigger("post_run_cell", None)
+        assert _wait_for(lambda: [c["state"] for c, _ in sent] == [1])
+        view._on_msg(view, {"type": "want", "now": [2], "ahead": []}, [])
+        assert drawing.wait(10)
+        starting = threading.Thread(target=lambda: (shell.events.trigger("pre_run_cell", None), log.append("cell")))
+        starting.start()
+        time.sleep(0.3)
+        assert log == []  # the cell waits for the frame being drawn
+        finish.set()
+        starting.join(10)
+        assert log == ["drawn", "cell"]
+        shell.events.trigger("post_run_cell", None)
+        hooks = dict(view._hooks)
+        assert hooks["pre_run_cell"] in shell.events.callbacks["pre_run_cell"]
+        view.close()
+        assert hooks["pre_run_cell"] not in shell.events.callbacks["pre_run_cell"]
+        assert hooks["post_run_cell"] not in shell.events.callbacks["post_run_cell"]
+    finally:
+        InteractiveShell.clear_instance()
