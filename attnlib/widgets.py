@@ -81,6 +81,10 @@ class RenderLock:
 
     def __init__(self):
         self._lock, self._turn, self._asked = threading.RLock(), threading.Condition(), 0
+        # One Agg renderer per canvas size, shared by every draw of that size: matplotlib caches text
+        # measurements per renderer, so a new one per render measured every label again (and re-parsed the
+        # mathtext of log-axis labels). A renderer is cleared before each draw; the pixels do not depend on it.
+        self.renderers = OrderedDict()  # (width px, height px, dpi) -> RendererAgg, least recently used first
 
     @contextlib.contextmanager
     def __call__(self, ahead=False):
@@ -470,32 +474,26 @@ def _png(fig, record_text=False):
     return (_encode(canvas), texts) if record_text else _encode(canvas)
 
 
-# One Agg renderer per canvas size, shared by every render of that size: matplotlib caches text
-# measurements per renderer, so a new renderer per render measured every label again (and re-parsed
-# the mathtext of log-axis labels). A renderer is cleared before each draw; the pixels do not depend on it.
-_RENDERERS = OrderedDict()  # (width px, height px, dpi) -> RendererAgg, least recently used first
-
-
 def _agg_draw(fig, record_text=False):
     """Draw ``fig`` once on an Agg canvas; returns (canvas, the Text artists drawn if ``record_text``).
 
-    Holds ``RENDER_LOCK`` (re-entrant): the shared renderers serve one draw at a time."""
+    Holds ``RENDER_LOCK`` (re-entrant), whose Agg renderers (one per canvas size) serve one draw at a time."""
     with RENDER_LOCK():
-        return _agg_draw_locked(fig, record_text)
+        return _agg_draw_locked(fig, record_text, RENDER_LOCK.renderers)
 
 
-def _agg_draw_locked(fig, record_text):
+def _agg_draw_locked(fig, record_text, renderers):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     canvas = FigureCanvasAgg(fig)
     size = (*canvas.get_width_height(physical=True), fig.dpi)
-    if size in _RENDERERS:
-        _RENDERERS.move_to_end(size)
-        canvas.renderer, canvas._lastKey = _RENDERERS[size], size  # what get_renderer() checks to reuse it
+    if size in renderers:
+        renderers.move_to_end(size)
+        canvas.renderer, canvas._lastKey = renderers[size], size  # what get_renderer() checks to reuse it
     else:
-        _RENDERERS[size] = canvas.get_renderer()
-        if len(_RENDERERS) > 8:
-            _RENDERERS.popitem(last=False)
+        renderers[size] = canvas.get_renderer()
+        if len(renderers) > 8:
+            renderers.popitem(last=False)
     texts = []
     if record_text:
         renderer = canvas.get_renderer()  # the one draw() reuses (same size and dpi)

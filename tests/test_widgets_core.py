@@ -302,9 +302,9 @@ def test_a_kept_renderer_gives_the_bytes_a_new_one_gives(monkeypatch):
     values = [1, 10, 1000, 10**5]
     warm = widgets.slider_view(_scaled_bars, scale=widgets.options_slider("scale", values, 10))
     kept = [warm.render({"scale": v}) for v in values]  # each render reuses the renderer of the one before
-    assert len(widgets._RENDERERS) >= 1
+    assert len(widgets.RENDER_LOCK.renderers) >= 1
     for v, png in zip(values, kept, strict=True):
-        monkeypatch.setattr(widgets, "_RENDERERS", OrderedDict())  # a new renderer for this render only
+        monkeypatch.setattr(widgets.RENDER_LOCK, "renderers", OrderedDict())  # a new renderer for this render only
         cold = widgets.slider_view(_scaled_bars, scale=widgets.options_slider("scale", values, 10))
         cold._layout = warm._layout
         assert cold.render({"scale": v}) == png, v
