@@ -32,27 +32,50 @@ RUN_FINISHED = """() => {
     && !prompts.some(t => t.includes('*')) && prompts.some(t => /\\[\\d+\\]/.test(t));
 }"""
 
-# Arms a timer for slider N: keydown on its handle starts it, a new <img> src in its view stops it.
+# The slider views (attnlib/frameslider.js): each live view is a `.sv.sv-live` holding one `.sv-row` per slider
+# (label, input[type=range], output readout) and a figure <img>. Sliders are numbered in page order.
+RANGE = ".jp-Notebook .sv-live input[type=range]"
+
+# Arms a timer for slider N. Two clocks, both from the key/pointer going down (event.timeStamp):
+# - the view's own: its `sv-shown` event (new frame decoded + one animation frame) and `data-shown-ms`;
+# - the page's: the <img> src changing, then decoded, then one animation frame (measured here, independently).
+# window.__sv collects both; `done` is true once the view said `sv-shown`. Returns the old src's length (0: no img).
 ARM_TIMER = """([index]) => {
-  const slider = document.querySelectorAll('.widget-slider')[index];
-  let view = slider.parentElement;
-  while (view && !view.querySelector('.widget-output')) view = view.parentElement;
-  const out = view && view.querySelector('.widget-output');
-  if (!out || !out.querySelector('img')) return 0;
-  const old = out.querySelector('img').src;
-  window.__t0 = null; window.__t1 = null;
-  slider.querySelector('.noUi-handle').addEventListener('keydown', () => { window.__t0 = performance.now(); },
-                                                       {once: true, capture: true});
-  const seen = () => {
-    const img = out.querySelector('img');
-    if (img && img.src !== old && window.__t1 === null) { window.__t1 = performance.now(); obs.disconnect(); }
-  };
-  const obs = new MutationObserver(seen);
-  obs.observe(out, {subtree: true, childList: true, attributes: true, attributeFilter: ['src']});
+  const input = document.querySelectorAll('RANGE')[index];
+  const view = input && input.closest('.sv');
+  const img = view && view.querySelector('img');
+  if (!img || !img.getAttribute('src')) return 0;
+  const old = img.getAttribute('src');
+  const w = window.__sv = {t0: null, pageMs: null, shownMs: null, how: null, state: null, done: false, seen: false};
+  const start = ev => { if (w.t0 === null) w.t0 = ev.timeStamp; };
+  window.addEventListener('keydown', start, {capture: true, once: true});
+  window.addEventListener('pointerdown', start, {capture: true, once: true});
+  const obs = new MutationObserver(() => {
+    if (w.seen || img.getAttribute('src') === old) return;
+    w.seen = true;
+    obs.disconnect();
+    img.decode().catch(() => null).then(() => requestAnimationFrame(() => { w.pageMs = performance.now() - w.t0; }));
+  });
+  obs.observe(img, {attributes: true, attributeFilter: ['src']});
+  view.addEventListener('sv-shown', ev => {
+    w.shownMs = parseFloat(view.dataset.shownMs); w.how = ev.detail.how; w.state = ev.detail.state; w.done = true;
+  }, {once: true});
   view.setAttribute('data-test-view', String(index));
   return old.length;
-}"""
+}""".replace("RANGE", RANGE)
+SHOWN = "() => window.__sv && window.__sv.done && window.__sv.pageMs !== null"
 
+# What a slider and its view show now (textContent: cells scrolled out of view are not laid out).
+SLIDER_STATE = """([index]) => {
+  const input = document.querySelectorAll('RANGE')[index];
+  const view = input.closest('.sv'), row = input.closest('.sv-row'), img = view.querySelector('img');
+  return {value: Number(input.value), max: Number(input.max), min: Number(input.min),
+          label: row.querySelector('label').textContent, label_for: (input.labels[0] || {}).textContent || '',
+          readout: row.querySelector('output').textContent, valuetext: input.getAttribute('aria-valuetext'),
+          state: view.dataset.state, src: img.getAttribute('src'), alt: img.alt,
+          natural: [img.naturalWidth, img.naturalHeight], busy: view.getAttribute('aria-busy'),
+          error: view.querySelector('.sv-error').hidden ? '' : view.querySelector('.sv-error').textContent};
+}""".replace("RANGE", RANGE)
 
 
 def browser_missing(benchmark: str, as_json: bool) -> bool:
@@ -175,14 +198,39 @@ def open_and_run_all(page, lab: Lab, target: str, timeout_ms: int) -> float:
     return time.perf_counter() - start
 
 
-def press_and_time(page, index: int, key: str, timeout_ms: int = 15_000) -> float:
-    """Arm the timer on slider ``index``, press ``key`` on its focused handle; return keypress→new image ms.
+def press_and_time(page, index: int, key: str, timeout_ms: int = 15_000) -> dict | None:
+    """Arm the timers on slider ``index``, press ``key`` on its focused range input; return what was measured:
+    ``ms`` (the view's data-shown-ms: keydown → new frame decoded + one frame), ``page_ms`` (the same span by the
+    page's own clock), ``how`` ("held": the browser had the frame; "kernel": it was asked for) and ``state``.
 
-    Raises playwright's TimeoutError if no new image arrives within ``timeout_ms``.
+    None if the key did not move the slider (End at the end). Raises playwright's TimeoutError if the view does
+    not show a new frame within ``timeout_ms``.
     """
+    rng = page.locator(RANGE).nth(index)
+    before = rng.input_value()
     page.evaluate(ARM_TIMER, [index])
-    handle = page.locator(".widget-slider").nth(index).locator(".noUi-handle")
-    handle.focus()
+    rng.focus()
     page.keyboard.press(key)
-    page.wait_for_function("() => window.__t1 !== null && window.__t0 !== null", timeout=timeout_ms, polling="raf")
-    return page.evaluate("() => window.__t1 - window.__t0")
+    if rng.input_value() == before:
+        return None
+    return wait_shown(page, timeout_ms)
+
+
+def click_and_time(page, index: int, fraction: float, timeout_ms: int = 15_000) -> dict | None:
+    """Click slider ``index``'s track at ``fraction`` of its width (a pointer/tap); as ``press_and_time``.
+
+    None if the click landed on the value already shown (no new frame)."""
+    rng = page.locator(RANGE).nth(index)
+    before = rng.input_value()
+    box = rng.bounding_box()
+    page.evaluate(ARM_TIMER, [index])
+    page.mouse.click(box["x"] + fraction * box["width"], box["y"] + box["height"] / 2)
+    if rng.input_value() == before:
+        return None
+    return wait_shown(page, timeout_ms)
+
+
+def wait_shown(page, timeout_ms: int) -> dict:
+    page.wait_for_function(SHOWN, timeout=timeout_ms, polling="raf")
+    got = page.evaluate("() => window.__sv")
+    return {"ms": got["shownMs"], "page_ms": got["pageMs"], "how": got["how"], "state": got["state"]}
