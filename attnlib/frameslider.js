@@ -38,7 +38,7 @@ function build(el, sliders, state) {  // the markup build_site writes for a view
 }
 
 function render({ model, el }) {
-  const sliders = model.get("sliders");  // [{label, unit, readouts}], one per slider
+  const sliders = model.get("spec");  // [{label, unit, readouts}], one per slider
   const sizes = sliders.map(s => s.readouts.length);
   const strides = sizes.map((_, k) => sizes.slice(k + 1).reduce((a, b) => a * b, 1));
   const indexOf = st => sizes.map((n, k) => Math.floor(st / strides[k]) % n);
@@ -53,7 +53,7 @@ function render({ model, el }) {
   const narrow = model.get("media") ? window.matchMedia(model.get("media")) : null;
   const error = root.querySelector(".sv-error");
   const urlOf = st => (source && narrow && narrow.matches ? urls[phones[st]] : frames.get(st));
-  let state = model.get("state"), startedAt = null;
+  let state = model.get("state"), startedAt = null, askedAt = null;  // askedAt: the press waiting for the kernel
 
   function keep(url) {  // decode a frame before it is needed
     if (!url || kept.has(url)) return;
@@ -87,7 +87,7 @@ function render({ model, el }) {
       (sliders[k].unit ? " " + sliders[k].unit : "")).join(", ");
   }
   function swap(how) {  // show the current state's frame (held), then note how long the press took
-    const st = state, t0 = startedAt;
+    const st = state, t0 = how === "kernel" ? askedAt : startedAt;
     if (source && phones) source.srcset = urls[phones[st]];
     if (img.getAttribute("src") !== frames.get(st)) img.src = frames.get(st);
     img.alt = alt(st);
@@ -103,6 +103,7 @@ function render({ model, el }) {
   function show(moved, way) {
     readouts();
     root.dataset.state = String(state);
+    askedAt = frames.has(state) ? null : startedAt;
     if (frames.has(state)) swap("held");
     else root.setAttribute("aria-busy", "true");
     fetchAround(state, moved, way);
