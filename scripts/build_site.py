@@ -12,8 +12,9 @@ slider view with ``SliderView.render`` (the PNG the live view shows) and reads e
 definition. The page then gets, in place of each widget:
 
 - a slider view: one ``<input type=range>`` per slider (mouse, touch and keyboard), its readout,
-  and the figure, swapped by a few lines of plain JavaScript (course.js) among PNGs stored in
-  ``NN-name_files/`` under the hash of their bytes (an image two lessons share is stored once);
+  and the figure, swapped among PNGs stored in ``NN-name_files/`` under the hash of their bytes (an
+  image two lessons share is stored once) by the live view's own module, attnlib/frameslider.js,
+  inlined unchanged into the page (``view_module``) with ``staticModel`` standing in for the kernel;
 - a self-check: a form graded in JavaScript from the same definition (answer, tolerances,
   options, per-option feedback, messages) the live widget grades with.
 
@@ -59,6 +60,8 @@ LESSON = re.compile(r"^\d\d-[a-z0-9-]+\.ipynb$")
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 NBVAL_MARK = "# NBVAL_IGNORE_OUTPUT"  # for nbval only: not shown on the pages
 SITE_CSS, SITE_JS = "course.css", "course.js"
+# The slider view's front end and look, shared with the live view (attnlib.widgets.SliderView's _esm and _css)
+FRAMESLIDER_JS, FRAMESLIDER_CSS = ROOT / "attnlib" / "frameslider.js", ROOT / "attnlib" / "frameslider.css"
 TITLE = "Why divide by √d_k?"
 SHOW_CODE_TAG = "site-show-code"  # cell tag: on the site this code cell starts unfolded (the code is the lesson)
 INTERVIEW_LESSON = "06-interview-questions"  # the index's "Preparing for an interview?" link
@@ -74,7 +77,7 @@ OFFLINE_TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
 {%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
 """
 
-# Added to the lab template's styles (in course.css): the widgets' look, and a phone layout.
+# Added to the lab template's styles (in course.css, after frameslider.css): the site's look, and a phone layout.
 EXTRA_CSS = """
 /* ---- course site ---- */
 body { margin: 0; }
@@ -87,15 +90,6 @@ math[display="block"] { margin: 0.8em 0; font-size: 1.15em; overflow-x: auto; ov
 .tex-source { font-family: monospace; background: #f6f6f6; }
 .jp-OutputArea-output img, .jp-RenderedMarkdown img { max-width: 100%; height: auto; }
 .jp-RenderedHTMLCommon table { display: block; overflow-x: auto; max-width: 100%; }
-.sv { border-left: 4px solid #0072B2; padding: 0.4em 0.5em 0.4em 0.8em; margin: 0.3em 0; }
-.sv-row { display: grid; grid-template-columns: minmax(7em, max-content) minmax(8em, 32em) minmax(4em, max-content);
-  gap: 0.3em 0.8em; align-items: center; font: 15px/1.4 system-ui, sans-serif; }
-.sv-row label { font-weight: 600; }
-.sv-row input[type=range] { width: 100%; height: 2.2em; margin: 0; accent-color: #0072B2; touch-action: none;
-  cursor: pointer; }
-.sv-row output { font-variant-numeric: tabular-nums; font-weight: 600; }
-.sv figure { margin: 0.5em 0 0; }
-.sv img { display: block; max-width: 100%; height: auto; }
 .jp-OutputArea-output picture, .sv picture { display: block; }
 .zoomable { cursor: zoom-in; }
 .zoomed { overflow-x: auto; }
@@ -144,9 +138,6 @@ details.instructor-notes > summary:focus-visible { outline: 3px solid #E69F00; o
   .jp-RenderedHTMLCommon h1 { font-size: 1.6em; }
   .jp-InputArea-editor, .jp-OutputArea-output pre { overflow-x: auto; }
   .jp-OutputArea-child .jp-OutputArea-output { overflow-x: auto; }
-  .sv { padding-left: 0.5em; }
-  .sv-row { grid-template-columns: 1fr max-content; }
-  .sv-row input[type=range] { grid-column: 1 / -1; grid-row: 2; height: 2.75em; }
   .check input[type=text] { width: 100%; }
 }
 """
@@ -225,82 +216,9 @@ math[display="inline"] { font-size: 1.12em; }  /* the browsers' maths font runs 
 @media (max-width: 640px) { .jp-InputPrompt, .jp-OutputPrompt { display: none; } }  /* as EXTRA_CSS: no prompts */
 """
 
-# Reads each view's data and each check's definition from the page; no library, no network.
+# Reads each check's definition from the page; no library, no network. (Slider views: ``view_module``.)
 SITE_SCRIPT = r"""'use strict';
 (function () {
-  // ---- slider views: one range input per slider over the indices of its grid of values ----
-  function setUpView(root) {
-    const data = JSON.parse(root.querySelector('script.sv-data').textContent);
-    const inputs = Array.from(root.querySelectorAll('input[type=range]'));
-    const outputs = Array.from(root.querySelectorAll('output'));
-    const img = root.querySelector('img');
-    const source = root.querySelector('picture source');  // the phone rendering, for screens up to data.media
-    const narrow = data.media ? window.matchMedia(data.media) : null;
-    const sizes = data.sliders.map(s => s.readouts.length);
-    const strides = sizes.map((_, k) => sizes.slice(k + 1).reduce((a, b) => a * b, 1));
-    const kept = new Map();  // url -> Image, so preloaded images stay in the memory cache
-    const indices = () => inputs.map(i => Number(i.value));
-    const stateOf = idx => idx.reduce((s, i, k) => s + i * strides[k], 0);
-    const wideUrl = state => data.files[data.images[state]];
-    const phoneUrl = state => data.files[data.phones ? data.phones[state] : data.images[state]];
-    const url = state => (source && narrow && narrow.matches ? phoneUrl(state) : wideUrl(state));  // what shows
-    function preload(state) {
-      const u = url(state);
-      if (kept.has(u)) return;
-      const im = new Image();
-      im.decoding = 'async';
-      im.src = u;
-      kept.set(u, im);
-    }
-    function preloadAround(idx, moved, way) {
-      // the next states along the last move first, then one step either way on every slider
-      if (moved !== undefined) {
-        for (let n = 1; n <= 3; n++) {
-          const i = idx[moved] + way * n;
-          if (i >= 0 && i < sizes[moved]) preload(stateOf(idx.map((v, k) => (k === moved ? i : v))));
-        }
-      }
-      idx.forEach((v, k) => [-1, 1].forEach(d => {
-        if (v + d >= 0 && v + d < sizes[k]) preload(stateOf(idx.map((w, j) => (j === k ? v + d : w))));
-      }));
-    }
-    function readout(k, i) {
-      const s = data.sliders[k];
-      return s.readouts[i] + (s.unit ? ' ' + s.unit : '');
-    }
-    let last = indices();
-    function show(event) {
-      const idx = indices();
-      const state = stateOf(idx);
-      const moved = idx.findIndex((v, k) => v !== last[k]);
-      const way = moved >= 0 ? Math.sign(idx[moved] - last[moved]) : 0;
-      last = idx;
-      idx.forEach((i, k) => {
-        const text = readout(k, i);
-        outputs[k].textContent = text;
-        inputs[k].setAttribute('aria-valuetext', text);
-      });
-      const u = wideUrl(state);
-      const started = event ? event.timeStamp : performance.now();
-      if (source && source.getAttribute('srcset') !== phoneUrl(state)) source.srcset = phoneUrl(state);
-      if (img.getAttribute('src') !== u) img.src = u;
-      img.alt = data.alts[state];
-      root.dataset.state = String(state);
-      // once the new picture is decoded and the next frame drawn, note how long it took (benchmarks read it)
-      img.decode().catch(() => null).then(() => requestAnimationFrame(() => {
-        if (root.dataset.state === String(state)) {
-          root.dataset.shownMs = (performance.now() - started).toFixed(1);
-          root.dispatchEvent(new CustomEvent('sv-shown', { detail: { state: state } }));
-        }
-      }));
-      preloadAround(idx, moved >= 0 ? moved : undefined, way);
-    }
-    inputs.forEach(i => i.addEventListener('input', show));
-    preloadAround(indices());
-    root.dataset.state = String(stateOf(indices()));
-    root.classList.add('sv-ready');
-  }
-
   // ---- self-checks: graded from the definitions the live widgets use ----
   function formatG4(x) {
     // Python's format(x, '.4g'), ties to even included
@@ -406,10 +324,31 @@ SITE_SCRIPT = r"""'use strict';
       return v === null ? null : def.low <= v && v <= def.high;
     } };
   document.querySelectorAll('.jp-OutputArea-output img, .sv figure img').forEach(zoomable);
-  document.querySelectorAll('.sv').forEach(setUpView);
   document.querySelectorAll('form.check').forEach(setUpCheck);
 })();
 """
+
+# Appended to frameslider.js in a page's one module script: every slider view runs the module with its data.
+# render() reuses the markup inside the element it is given (``el.querySelector(".sv")``), so it gets the element
+# that holds the .sv (each view's output box holds only that view).
+VIEW_BOOT = """
+// ---- course site (scripts/build_site.py): run every slider view on this page with its data ----
+document.querySelectorAll(".sv").forEach(sv => {
+  render({ model: staticModel(JSON.parse(sv.querySelector("script.sv-data").textContent)), el: sv.parentElement });
+});
+"""
+
+
+def view_module() -> str:
+    """The page's ``<script type="module">``: attnlib/frameslider.js, unchanged, then ``VIEW_BOOT``.
+
+    Inline, because Chromium refuses module scripts from file:// (origin null), and the site must work from
+    a folder (benchmarks/prototypes/frameslider/README.md measured both ways; the inline one was simpler)."""
+    text = FRAMESLIDER_JS.read_text(encoding="utf-8") + VIEW_BOOT
+    if re.search(r"</script|<!--", text, re.I):
+        raise SystemExit(f"{FRAMESLIDER_JS} holds '</script' or '<!--': it cannot be inlined into a page as it is")
+    return f'<script type="module">{text}</script>'
+
 
 INDEX_PAGE = """<!DOCTYPE html>
 <html lang="en">
@@ -1142,7 +1081,8 @@ def picture_markup(wide_url: str, phone_url: str | None, size: tuple, phone_size
 
 
 def slider_markup(n: int, record: dict, work: Path, files: Files, folder: str) -> str:
-    """A slider view: range inputs, readouts, the figure (with its phone renderings), and its data for course.js."""
+    """A slider view: range inputs, readouts, the figure (with its phone renderings), and its data in the names
+    attnlib/frameslider.js reads from its model (spec, state, urls, images, phones, media, alts)."""
     controls = record["controls"]
     described = phone_renderings(work)
     urls, url_index, images, phones = [], {}, [], []
@@ -1175,8 +1115,9 @@ def slider_markup(n: int, record: dict, work: Path, files: Files, folder: str) -
             f'<input type="range" id="{ident}" min="0" max="{len(c["values"]) - 1}" step="1" value="{c["index"]}" '
             f'aria-valuetext="{html.escape(shown)}"><output for="{ident}" aria-hidden="true">{html.escape(shown)}'
             f"</output></div>")
-    data = {"sliders": [{"name": c["name"], "readouts": c["readouts"], "unit": c["unit"]} for c in controls],
-            "files": urls, "images": images, "alts": record["alts"]}
+    data = {"spec": [{"name": c["name"], "label": c["label"], "unit": c["unit"], "readouts": c["readouts"]}
+                     for c in controls],
+            "state": state, "urls": urls, "images": images, "alts": record["alts"]}
     if phones != images:
         data.update(phones=phones, media=PHONE_MEDIA)
     payload = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
@@ -1189,6 +1130,7 @@ def slider_markup(n: int, record: dict, work: Path, files: Files, folder: str) -
     return (f'<div class="sv" id="sv{n}" data-states="{count}">{"".join(rows)}'
             f'<figure>{picture}'
             f'<figcaption class="zoom-hint" hidden>{ZOOM_HINT}</figcaption></figure>'
+            f'<p class="sv-error" role="alert" hidden></p>'
             f'<p class="sv-hint">{SLIDER_HINT} All {count} pictures were drawn ahead, so no Python is needed.</p>'
             f'<script type="application/json" class="sv-data">{payload}</script></div>')
 
@@ -1289,7 +1231,8 @@ def figure_alt(shows: str, intro: str, title: str) -> str:
 def finish_page(page: str, title: str, lesson_names: set[str], files: Files | None = None,
                 folder: str = "", described: dict | None = None) -> tuple[str, str]:
     """(page, its styles): lesson links point at pages, figures become files with alt text, the
-    page's styles move to the shared course.css and course.js is loaded at the end.
+    page's styles move to the shared course.css and course.js is loaded at the end (after ``view_module``
+    on a page with slider views).
 
     ``described`` (``phone_renderings``): per shown PNG's sha256, what it shows in words (its alt text, with the
     sentence that introduces it) and its phone rendering (a <picture> source for small screens)."""
@@ -1340,6 +1283,8 @@ def finish_page(page: str, title: str, lesson_names: set[str], files: Files | No
             f'<nav class="site-bar" aria-label="course"><a class="site-name" href="index.html">{html.escape(TITLE)}</a>'
             f"<span>{html.escape(title)}</span></nav>", features="html.parser")
         body.insert(0, bar)
+        if soup.select(".sv"):  # parsed, so the module's text stays as it is (a string set here would be escaped)
+            body.append(BeautifulSoup(view_module(), features="html.parser"))
         body.append(soup.new_tag("script", src=SITE_JS))
     return str(soup), "\n".join(styles)
 
@@ -1512,7 +1457,8 @@ def build(paths: list[Path], out: Path, jobs: int = 2, log=print, text_outside_f
                                  ((views, "interactive figure"), (checks, "self-check")) if k)
                 items.append(f'<li><a href="{target.name}">{html.escape(title)}</a>'
                              + (f' <span class="what">({what})</span>' if what else "") + "</li>")
-            (staging / SITE_CSS).write_text(styles + "\n" + EXTRA_CSS + A11Y_CSS, encoding="utf-8")
+            view_css = FRAMESLIDER_CSS.read_text(encoding="utf-8")
+            (staging / SITE_CSS).write_text(styles + "\n" + view_css + EXTRA_CSS + A11Y_CSS, encoding="utf-8")
             (staging / SITE_JS).write_text(SITE_SCRIPT, encoding="utf-8")
             (staging / "index.html").write_text(INDEX_PAGE.format(title=html.escape(TITLE), items="\n".join(items),
                                                                   interview=interview_box(names)), encoding="utf-8")

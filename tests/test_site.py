@@ -13,6 +13,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from base64 import b64decode
 from pathlib import Path
 
@@ -85,19 +86,21 @@ def test_controls_give_labels_units_readouts_and_the_shown_index():
     assert (t["label"], t["unit"], t["index"]) == ("delay", "ms", 2)
     assert t["readouts"] == ["0.50", "0.75", "1.00", "1.25", "1.50"]
     assert (a["values"], a["readouts"], a["index"]) == ([0.0, 0.5, 1.0], ["0.0", "0.5", "1.0"], 1)
-    view.sliders["t"].value = 1.25
-    assert view.controls()[1]["index"] == 3
+    view.set(t=1.25)
+    assert view.controls()[1]["index"] == 3 and view.values() == {"n": 2, "t": 1.25, "a": 0.5}
+    assert view.state == view.states().index({"n": 2, "t": 1.25, "a": 0.5})
+    assert [s.values for s in view.sliders.values()] == [c["values"] for c in view.controls()]
 
 
 def test_off_grid_values_and_other_sliders_are_refused_by_name():
     view = _view()
-    view.sliders["t"].value = 0.6  # a FloatSlider accepts it, but no keypress reaches it
-    with pytest.raises(ValueError, match="slider 't'"):
-        view.controls()
+    with pytest.raises(ValueError, match=r"slider 'delay': value 0.6 is not on its grid"):
+        view.set(t=0.6)  # between two grid values: no keypress reaches it
+    assert view.values() == {"n": 2, "t": 1.0, "a": 0.5}
     import ipywidgets
 
-    with pytest.raises(TypeError, match="slider must be"):
-        widgets.grid_of(ipywidgets.FloatLogSlider())
+    with pytest.raises(TypeError, match="sliders must be Slider objects"):
+        widgets.slider_view(lambda x: None, x=ipywidgets.FloatLogSlider())
 
 
 def test_self_checks_hand_over_a_definition_that_rebuilds_them():
@@ -154,9 +157,9 @@ def test_every_widget_is_static_and_every_figure_a_file(site, nb_path):
         assert img.get("alt") and not img["alt"].startswith("No description")
         assert img.get("width") and img.get("height")
     for data in view_data(soup):
-        assert all((site / f).is_file() for f in data["files"])
+        assert all((site / f).is_file() for f in data["urls"])
         states = 1
-        for s in data["sliders"]:
+        for s in data["spec"]:
             states *= len(s["readouts"])
         assert len(data["images"]) == len(data["alts"]) == states
         assert len(set(data["alts"])) == states, "each state's alt text names its slider values"
@@ -187,6 +190,54 @@ def test_maths_is_mathml(site, nb_path):
         assert soup.find_all("math"), f"{nb_path.name} has TeX but its page has no MathML"
 
 
+@pytest.mark.parametrize("nb_path", LESSONS, ids=lambda p: p.stem)
+def test_slider_views_run_the_live_views_module_unchanged(site, nb_path):
+    """A page with slider views has one module script: attnlib/frameslider.js as it is, then VIEW_BOOT, which
+    hands each view's data to render() with the element holding its .sv (render finds the markup in it)."""
+    soup = page(site, nb_path)
+    views, modules = soup.select(".sv"), soup.find_all("script", type="module")
+    if not views:
+        assert modules == []
+        return
+    assert [m.string for m in modules] == [build_site.FRAMESLIDER_JS.read_text(encoding="utf-8") + build_site.VIEW_BOOT]
+    module = modules[0].string
+    for n, view in enumerate(views, start=1):
+        assert view.parent.select(".sv") == [view], f"view {n}: render(el) would find another view's markup"
+        assert view.select(".sv-row input[type=range]") and view.select_one("figure img") is not None
+        assert view.select_one(".sv-error[hidden]") is not None, f"view {n}: the module's error line is missing"
+        data = json.loads(view.select_one("script.sv-data").string)
+        for name in data:  # every name in the data is one the module reads from its model
+            assert f'model.get("{name}")' in module, f"view {n}: frameslider.js does not read {name!r}"
+        assert set(data) <= {"spec", "state", "urls", "images", "phones", "media", "alts"}
+        sizes = [len(s["readouts"]) for s in data["spec"]]
+        shown = 0
+        for i, size in zip((int(i["value"]) for i in view.select("input[type=range]")), sizes, strict=True):
+            shown = shown * size + i
+        assert data["state"] == shown, f"view {n}: the data's state is not the one the inputs show"
+        img = view.select_one("figure img")
+        assert img["src"] == data["urls"][data["images"][shown]] and img["alt"] == data["alts"][shown]
+
+
+def test_the_views_look_comes_from_frameslider_css_once(site):
+    css = (site / "course.css").read_text(encoding="utf-8")
+    view_css = build_site.FRAMESLIDER_CSS.read_text(encoding="utf-8")
+    assert view_css in css
+    rules = re.findall(r"^\s*(\.sv[^{,]*\{)", view_css, re.M)  # ".sv {", ".sv-row input[type=range] {", ...
+    assert len(rules) >= 8
+    for rule in rules:
+        assert css.count(rule) == view_css.count(rule), f"{rule!r} is also defined outside frameslider.css"
+    script = (site / "course.js").read_text(encoding="utf-8")
+    assert "sv-data" not in script and "setUpView" not in script, "course.js must not swap slider pictures itself"
+
+
+def test_a_module_that_cannot_be_inlined_stops_the_build(tmp_path, monkeypatch):
+    bad = tmp_path / "frameslider.js"
+    bad.write_text('export function render() { return "</script>"; }\n', encoding="utf-8")
+    monkeypatch.setattr(build_site, "FRAMESLIDER_JS", bad)
+    with pytest.raises(SystemExit, match="cannot be inlined"):
+        build_site.view_module()
+
+
 def test_images_are_content_addressed_and_stored_once(site):
     seen = {}
     for png in site.rglob("*.png"):
@@ -198,7 +249,7 @@ def test_images_are_content_addressed_and_stored_once(site):
     # lessons 03 and 05 show the temperature view on the same logits: 05 uses 03's files
     pages = {p.stem[:2]: p for p in LESSONS}
     if "03" in pages and "05" in pages:
-        files = {f for d in view_data(page(site, pages["05"])) for f in d["files"]}
+        files = {f for d in view_data(page(site, pages["05"])) for f in d["urls"]}
         shared = {f for f in files if f.startswith(f"{pages['03'].stem}_files/")}
         assert len(shared) >= 32, f"lesson 05 reuses {len(shared)} of lesson 03's slider images"
 
@@ -215,30 +266,40 @@ def test_lesson_links_point_at_pages(site):
 
 # ---- the images are the live view's, state for state ---------------------------------------------
 
-# Cells run after the lesson, in its kernel, one per view. The cell shows the view's current state
-# again, then moves its sliders to each sampled state as the browser would (setting `.value`) and
-# prints a marker after each state. Every PNG the view displays goes out as a display_data message
-# (routed into the view's Output widget); the client records those messages and the markers in
-# order, so the image a reader sees at a state is the last one displayed before its marker.
-# One cell per view keeps the round trips few, and the client's reads poll in short slices
-# (build_site.poll_in_slices: a missed wake-up in the client's asyncio socket made a finished cell
-# look hung until the cell timeout, about once in 20 runs of lesson 08).
+# Cells run after the lesson, in its kernel. The live view (attnlib/frameslider.js in JupyterLab) shows the
+# frame sent with the view (``first``, for ``first_state``) and asks the kernel for the others with
+# {type: "want", now: [states]}; the view's worker answers with {type: "frame", state} and the PNG, drawing
+# only while no cell runs. Here the comm's ``send`` is recorded and one "want" per view goes straight to the
+# view's handler; short cells then collect what was sent until every state came (the kernel is idle between
+# them), so what is compared is the bytes the kernel sends to the browser.
 LIVE_PICK = """
-import json as _j, random as _r
+import hashlib as _h, json as _j, random as _r
 from ipywidgets.widgets.widget import _instances as _inst
 _views = [_inst[_m] for _m in {ids!r} if type(_inst[_m]).__name__ == "SliderView"]
-_picks = []
+_picks, _sent = [], []
 for _view in _views:
     _n = len(_view.states())
     _picks.append(sorted(set([0, _n - 1] + _r.Random(0).sample(range(_n), min(4, _n)))))
 print(_j.dumps(_picks))
 """
-LIVE_MOVES = """
-_views[{v}]._show()  # what the view shows now, displayed again
-for _i in {states!r}:
-    for _name, _value in _views[{v}].states()[_i].items():
-        _views[{v}].sliders[_name].value = _value  # as the browser would set it
-    print("@state", _i, flush=True)
+LIVE_ASK = """
+def _recorder(_v):
+    _sent.append([])
+    def _record(content, buffers=None, _into=_sent[-1]):
+        _into.append((content, [bytes(b) for b in buffers or []]))
+    return _record
+for _view, _states in zip(_views, _picks):
+    _view.send = _recorder(_view)  # the comm's send, recorded
+    _view._on_msg(_view, {"type": "want", "now": _states, "ahead": []}, [])
+"""
+LIVE_COLLECT = """
+_got = []
+for _view, _states, _out in zip(_views, _picks, _sent):
+    _got.append({"first": [_view.first_state, _h.sha256(_view.first).hexdigest()]})
+    for _content, _buffers in list(_out):
+        _got[-1][_content["state"]] = (_h.sha256(_buffers[0]).hexdigest() if _content["type"] == "frame"
+                                       else _content["type"] + ": " + _content.get("text", ""))
+print(_j.dumps({"done": all(len(g) == len(s) + 1 for g, s in zip(_got, _picks)), "views": _got}))
 """
 
 
@@ -251,60 +312,45 @@ def lessons_with_views() -> list[Path]:
     return [p for p in LESSONS if shows_a_view(p)]
 
 
-def shown_per_state(events: list) -> dict:
-    """{state: sha256 of the last PNG displayed before that state's marker}, from the (kind, value)
-    events of one cell in the order the kernel sent them."""
-    shown, got = None, {}
-    for kind, value in events:
-        if kind == "png":
-            shown = value
-        else:
-            for line in value.splitlines():
-                if line.startswith("@state "):
-                    assert shown is not None, "a state was reached before any image was shown"
-                    got[int(line.split()[1])] = shown
-    return got
-
-
 def live_pngs(nb_path: Path) -> list[dict]:
-    """Run the lesson in a fresh kernel, then move each view's sliders to sampled states (first, last
-    and four at random) as a reader would; per view, {state index: sha256 of the PNG it shows}.
-    (The build never runs here: this is the live widget, on its own.)"""
+    """Run the lesson in a fresh kernel, then ask each view for sampled states (first, last and four at
+    random) as its front end would; per view, {state index: sha256 of the PNG the kernel sends (or the
+    error it sends), "first": [first_state, sha256 of the frame sent with the view]}. (The build never runs
+    here: this is the live widget, on its own.)"""
     from nbclient import NotebookClient
 
     nb = nbformat.read(nb_path, as_version=4)
-    client = NotebookClient(nb, timeout=300, kernel_name="python3", record_timing=False,
+    client = NotebookClient(nb, timeout=600, kernel_name="python3", record_timing=False,
                             resources={"metadata": {"path": str(nb_path.parent)}})
-    events = []
+    printed = []
     process = client.process_message
 
     def record(msg, cell, cell_index):
         content = msg["content"]
-        if msg["msg_type"] == "display_data" and "image/png" in content.get("data", {}):
-            png = b64decode(content["data"]["image/png"])
-            events.append(("png", hashlib.sha256(png).hexdigest()))
-        elif msg["msg_type"] == "stream" and content.get("name") == "stdout":
-            events.append(("text", content["text"]))
+        if msg["msg_type"] == "stream" and content.get("name") == "stdout":
+            printed.append(content["text"])
         return process(msg, cell, cell_index)
 
     client.process_message = record
 
-    def run(source: str) -> list:
-        events.clear()
+    def run(source: str):
+        printed.clear()
         cell = nbformat.v4.new_code_cell(source)
         nb.cells.append(cell)
         client.execute_cell(cell, len(nb.cells) - 1)
-        return list(events)
+        return json.loads("".join(printed) or "null")
 
-    found = []
     with client.setup_kernel():
         build_site.poll_in_slices(client.kc)
         for index, cell in enumerate(nb.cells):
             client.execute_cell(cell, index)
-        text = "".join(v for k, v in run(LIVE_PICK.format(ids=build_site.widget_ids(nb))) if k == "text")
-        for v, states in enumerate(json.loads(text)):
-            found.append(shown_per_state(run(LIVE_MOVES.format(v=v, states=states))))
-    return found
+        run(LIVE_PICK.format(ids=build_site.widget_ids(nb)))
+        run(LIVE_ASK)
+        deadline = time.monotonic() + 600
+        while not (found := run(LIVE_COLLECT))["done"] and time.monotonic() < deadline:
+            time.sleep(0.5)  # idle: the views' workers draw
+    assert found["done"], f"{nb_path.name}: the views did not send every frame asked for within 600 s: {found}"
+    return found["views"]
 
 
 @pytest.fixture(scope="module")
@@ -318,9 +364,11 @@ def test_exported_images_are_what_the_live_view_shows(site, live, nb_path):
     views = view_data(page(site, nb_path))
     assert len(live[nb_path]) == len(views) > 0
     for n, (got, data) in enumerate(zip(live[nb_path], views, strict=True), start=1):
+        first_state, first = got.pop("first")  # the frame sent with the view: the page shows it first
+        assert first_state == data["state"], f"view {n}: the page starts at another state than the live view"
         assert len(got) >= min(3, len(data["images"]))
-        for state, digest in got.items():
-            file = site / data["files"][data["images"][int(state)]]
+        for state, digest in [(first_state, first), *got.items()]:
+            file = site / data["urls"][data["images"][int(state)]]
             assert hashlib.sha256(file.read_bytes()).hexdigest() == digest, f"view {n}, state {state}: {file.name}"
 
 
@@ -371,7 +419,7 @@ def test_the_fixture_builds_with_units_and_the_index_counts_widgets(tmp_path):
     build_site.build([FIXTURE], out, jobs=1, log=lambda _: None)
     soup = BeautifulSoup((out / "slider_demo.html").read_text(encoding="utf-8"), features="html.parser")
     (data,) = view_data(soup)
-    assert [len(s["readouts"]) for s in data["sliders"]] == [9, 4]
+    assert [len(s["readouts"]) for s in data["spec"]] == [9, 4]
     assert len(data["images"]) == 36 and len(set(data["images"])) == 36
     assert [i["aria-valuetext"] for i in soup.select(".sv input[type=range]")] == ["2", "1.00"]
     assert len(soup.select("form.check-numeric")) == 1

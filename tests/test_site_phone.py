@@ -90,14 +90,14 @@ def test_pages_serve_the_phone_renderings_through_picture_sources(site, entries)
                 assert Path(source["srcset"]).stem == phone_of[name]
                 served += 1
         for data in (json.loads(s.string) for s in soup.select(".sv script.sv-data")):
-            wide = [Path(data["files"][i]).stem for i in data["images"]]
+            wide = [Path(data["urls"][i]).stem for i in data["images"]]
             if not any(w in needing for w in wide):
                 continue
             assert len(data["phones"]) == len(data["images"]) and data["media"] == build_site.PHONE_MEDIA
             for w, i in zip(wide, data["phones"], strict=True):
-                assert (site / data["files"][i]).is_file()
+                assert (site / data["urls"][i]).is_file()
                 if w in needing:
-                    assert Path(data["files"][i]).stem == phone_of[w], f"{stem}: slider state {w} has no phone picture"
+                    assert Path(data["urls"][i]).stem == phone_of[w], f"{stem}: slider state {w} has no phone picture"
                     served += 1
     assert served > 0
 

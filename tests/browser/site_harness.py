@@ -73,6 +73,7 @@ SNAPSHOT = """r => {
   const img = r.querySelector('figure img');
   return {
     src: img.getAttribute('src'), alt: img.alt, loaded: img.complete && img.naturalWidth > 0,
+    state: Number(r.dataset.state), how: r.dataset.how || null,
     values: Array.from(r.querySelectorAll('input[type=range]')).map(i => Number(i.value)),
     valuetexts: Array.from(r.querySelectorAll('input[type=range]')).map(i => i.getAttribute('aria-valuetext')),
     readouts: Array.from(r.querySelectorAll('output')).map(o => o.textContent),
@@ -91,10 +92,11 @@ SNAPSHOT_WHEN_SHOWN = """(r, want) => new Promise(resolve => {
   })();
 })"""
 
-# root -> {shown: a promise of the next 'sv-shown' event's delay (ms from the input event to the frame
-# after decode)}; wrapped in an object so that evaluate_handle does not wait for it
+# root -> {shown: a promise of the next 'sv-shown' event's delay (attnlib/frameslider.js: ms from the key or
+# pointer going down to the frame after the new picture is decoded) and how it was shown ("held": a frame it
+# had; "kernel": asked for)}; wrapped in an object so that evaluate_handle does not wait for it
 NEXT_SHOWN_MS = """r => ({ shown: new Promise(resolve => {
-  r.addEventListener('sv-shown', () => resolve(Number(r.dataset.shownMs)), { once: true });
+  r.addEventListener('sv-shown', ev => resolve([Number(r.dataset.shownMs), ev.detail.how]), { once: true });
 }) })"""
 
 

@@ -67,9 +67,9 @@ def walk_by_keyboard(page, root, where: str, every_state: bool) -> int:
     """Press Home on each slider, then one arrow key at a time: through every state (a snake path)
     or, with ``every_state`` False, through every value of each slider in turn."""
     data = view_data(root)
-    sizes = [len(s["readouts"]) for s in data["sliders"]]
+    sizes = [len(s["readouts"]) for s in data["spec"]]
     inputs = root.locator("input[type=range]")
-    expected = lambda idx: data["files"][data["images"][state_of(list(idx), sizes)]]  # noqa: E731
+    expected = lambda idx: data["urls"][data["images"][state_of(list(idx), sizes)]]  # noqa: E731
     for k in range(len(sizes)):
         inputs.nth(k).focus()
         page.keyboard.press("Home")
@@ -86,14 +86,15 @@ def walk_by_keyboard(page, root, where: str, every_state: bool) -> int:
             focused = k
         page.keyboard.press("ArrowRight" if target[k] > now["values"][k] else "ArrowLeft")
         after = root.evaluate(SNAPSHOT_WHEN_SHOWN, expected(target))
-        moved = f"{where}: slider {data['sliders'][k]['name']} -> index {target[k]} (state {target})"
+        moved = f"{where}: slider {data['spec'][k]['name']} -> index {target[k]} (state {target})"
         assert after["values"] == list(target), f"{moved}: the sliders show {after['values']}"
+        assert after["state"] == state_of(list(target), sizes), f"{moved}: data-state is {after['state']}"
         assert after["loaded"] and after["src"] == expected(target), f"{moved}: image {after['src']} not shown"
         assert after["src"] != now["src"], f"{moved}: the image did not change"
         assert after["alt"] != now["alt"], f"{moved}: the alt text did not change"
         assert after["valuetexts"][k] != now["valuetexts"][k], f"{moved}: aria-valuetext did not change"
-        assert after["readouts"][k] == after["valuetexts"][k] == data["sliders"][k]["readouts"][target[k]] + (
-            f" {data['sliders'][k]['unit']}" if data["sliders"][k]["unit"] else "")
+        assert after["readouts"][k] == after["valuetexts"][k] == data["spec"][k]["readouts"][target[k]] + (
+            f" {data['spec'][k]['unit']}" if data["spec"][k]["unit"] else "")
         now, steps = after, steps + 1
     assert steps == len(path) - 1
     if every_state:
@@ -105,7 +106,7 @@ def move_by_mouse(page, root, where: str) -> None:
     """Click the far end of each slider's track, then drag its thumb back to the start."""
     data = view_data(root)
     inputs = root.locator("input[type=range]")
-    for k, s in enumerate(data["sliders"]):
+    for k, s in enumerate(data["spec"]):
         box = inputs.nth(k).bounding_box()
         y = box["y"] + box["height"] / 2
         before = root.evaluate(SNAPSHOT)
@@ -198,7 +199,7 @@ def touch_each_slider(page, root, where: str) -> int:
     data = view_data(root)
     inputs = root.locator("input[type=range]")
     taps = 0
-    for k, s in enumerate(data["sliders"]):
+    for k, s in enumerate(data["spec"]):
         n = len(s["readouts"])
         targets = list(range(n)) if n <= 16 else sorted({round(i * (n - 1) / 15) for i in range(16)})
         targets = targets[::-1]  # the first tap moves away from the value the page starts with
@@ -218,8 +219,8 @@ def touch_each_slider(page, root, where: str) -> int:
             after = root.evaluate(SNAPSHOT)
             moved = f"{where}: tap on {s['name']} at index {i}"
             assert abs(after["values"][k] - i) <= (0 if n <= 16 else 1), f"{moved} gave {after['values'][k]}"
-            want = data["files"][data["images"][state_of(after["values"], [len(c["readouts"]) for c in
-                                                                            data["sliders"]])]]
+            want = data["urls"][data["images"][state_of(after["values"], [len(c["readouts"]) for c in
+                                                                            data["spec"]])]]
             after = root.evaluate(SNAPSHOT_WHEN_SHOWN, want)
             assert after["loaded"] and after["src"] == want, f"{moved}: its image was not shown"
             if after["values"][k] != now["values"][k]:

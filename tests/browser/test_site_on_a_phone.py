@@ -107,7 +107,7 @@ def test_a_slider_swaps_the_phone_picture(browser, server, site):
                     slider.focus()
                     page.keyboard.press(key)
                     state = int(root.get_attribute("data-state"))
-                    want = data["files"][data["phones"][state]]
+                    want = data["urls"][data["phones"][state]]
                     page.wait_for_function(
                         "([r, want]) => { const i = r.querySelector('img'); return i.currentSrc.endsWith('/' + want)"
                         " && i.complete && i.naturalWidth > 0; }", arg=[root.element_handle(), want], timeout=5000)
