@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Slider callbacks in the kernel: time per slider move vs rebuilding the same figure from its own data.
+"""A cold slider state in the kernel: time to draw and render a frame vs rebuilding the same figure from its data.
 
 For every lesson, runs the notebook in a fresh kernel, finds every slider view
-(attnlib.widgets.SliderView), sets each slider to 5 values across its range and times the full
-callback ``view.update()`` on a cold state (draw + SliderView's single PNG render; its cache is cleared).
+(attnlib.widgets.SliderView), takes each slider to 5 values across its grid (the other sliders where the
+view stands) and times what the view's worker does for a frame the front end lacks, without a frame
+store: ``SliderView._draw_and_render`` under ``RENDER_LOCK`` (draw, or the view's ``update`` hook, at the
+frozen reference layout + its 256-colour PNG), the view's kept frames cleared first.
 The floor, in the same kernel and the same rounds, rebuilds the figure that callback produced from the
 data its artists already hold (``pickle.loads`` of the figure: no maths, no plotting calls) and renders
 it to PNG once, as SliderView.render does. Goal: callback / floor <= 1.2, i.e. nothing but drawing
@@ -31,27 +33,28 @@ GOAL = 1.2
 PROBE = r"""
 import gc, io, pickle, statistics, time, warnings
 import matplotlib.pyplot as plt
+from attnlib import widgets as _w
 from attnlib.widgets import SliderView, _png
 
-def _bench_values(s):
-    opts = list(getattr(s, "options", []) or [])
-    if opts:
-        return [opts[round(f * (len(opts) - 1))] for f in (0, 0.25, 0.5, 0.75, 1)]
-    values = [s.min + (s.max - s.min) * f for f in (0, 0.25, 0.5, 0.75, 1)]
-    return sorted({int(round(v)) for v in values}) if type(s.value) is int else values
+def _bench_values(s):  # 5 values across the slider's grid
+    return list(dict.fromkeys(s.values[round(f * (len(s.values) - 1))] for f in (0, 0.25, 0.5, 0.75, 1)))
 
 def _bench_views(repeats):
     rows = []
     views = [o for o in gc.get_objects() if isinstance(o, SliderView)]
     for vi, view in enumerate(views):
+        view.store = None  # every state drawn (no frame store), as after a learner edits the view's code
         for name, s in view.sliders.items():
-            start = s.value
             cb, floor, note = [], [], ""
             for _ in range(repeats):
                 for v in _bench_values(s):
-                    s.unobserve(view._on_change, names="value"); s.value = v; s.observe(view._on_change, names="value")
-                    view._rendered.clear()  # time a cold state: SliderView keeps every state it rendered
-                    t0 = time.perf_counter(); fig = view.update(); cb.append(time.perf_counter() - t0)
+                    values = {**view.values(), name: v}
+                    view._rendered.clear()  # a cold state: the view keeps the frames it rendered
+                    # what the view's worker does for a frame it lacks (SliderView.render without a store)
+                    t0 = time.perf_counter()
+                    with _w.RENDER_LOCK():
+                        fig, _ = view._draw_and_render(values)
+                    cb.append(time.perf_counter() - t0)
                     try:
                         blob = pickle.dumps(fig)
                     except Exception as exc:  # e.g. a lambda formatter: fall back to rendering only
@@ -61,9 +64,8 @@ def _bench_views(repeats):
                     _png(copy)  # the PNG SliderView.render makes (one render pass, 256 colours)
                     floor.append(time.perf_counter() - t0)
                     plt.close(copy)
-            s.value = start
             w, h = fig.get_size_inches()
-            rows.append({"view": vi, "slider": s.description or name, "callback_ms": 1e3 * statistics.median(cb),
+            rows.append({"view": vi, "slider": s.label or name, "callback_ms": 1e3 * statistics.median(cb),
                          "min_ms": 1e3 * min(cb), "floor_ms": 1e3 * statistics.median(floor),
                          "figsize": f"{w:g}x{h:g} in", "note": note})
     return rows
@@ -75,7 +77,10 @@ with warnings.catch_warnings():
 
 
 def run_probe(path: Path, probe: str, marker: str, timeout: int) -> list:
-    """Execute ``path`` in a fresh kernel, then ``probe`` (which prints ``marker`` and JSON); return that JSON."""
+    """Execute ``path`` in a fresh kernel, then ``probe`` (which prints ``marker`` and JSON); return that JSON.
+
+    The kernel runs with ``ATTNLIB_FRAMES=off``: every frame is drawn (no frame store)."""
+    os.environ["ATTNLIB_FRAMES"] = "off"  # the kernel inherits it
     nb = nbformat.read(path, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell("import json\n" + probe))
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3",

@@ -8,12 +8,14 @@
 
 Each lesson runs twice in a fresh kernel (nbclient, as scripts/fill_frames.py runs it): once with an empty
 store (a new folder: what a learner pays after editing the code or data behind a view, or without a
-store), once with the filled store. After its last cell, one more cell times ``SliderView.render`` for
-states the view has not rendered yet (a first press: no PNG kept in the view), up to --states per view
-in a seeded random order, the same states in both runs. Time is wall time in the kernel (no browser, no
-widget messages). Prints per lesson the median and p95 in ms of each run, how many renders the filled
-store served (a frame it served takes well under a millisecond; one it missed is drawn), and the store's
-size on disk.
+store), once with the filled store. After its last cell, one more cell presses each view as
+``attnlib/frameslider.js`` does for a frame it lacks: the message ``{"type": "want", "now": [state],
+"ahead": []}`` handed to the view's comm handler, timed until the view's worker thread sends that
+state's frame (``{"type": "frame"}`` and the PNG; the comm itself is replaced by a recorder). States the
+view has not rendered yet (a first press: no PNG kept in the view), up to --states per view in a seeded
+random order, the same states in both runs. Time is wall time in the kernel (no browser, no websocket).
+Prints per lesson the median and p95 in ms of each run, how many presses the filled store served (a
+frame it served takes about a millisecond; one it missed is drawn), and the store's size on disk.
 """
 
 from __future__ import annotations
@@ -35,20 +37,37 @@ LESSON = re.compile(r"^\d\d-[a-z0-9-]+\.ipynb$")
 MARK = "ATTNLIB-BENCH "
 
 TIMING_CELL = """
-import json as _json, time as _time, random as _random
+import json as _json, time as _time, random as _random, threading as _threading
 from ipywidgets.widgets.widget import _instances as _all_widgets
 from attnlib.widgets import SliderView as _SliderView, _key as _state_key
-_times, _served = [], 0
+_times, _served, _sent = [], 0, {}
+_arrived = _threading.Condition()
+
+def _catch(content, buffers=None):  # stands in for the comm: what the view's worker sends the front end
+    with _arrived:
+        _sent[content.get("state")] = (_time.perf_counter(), content.get("type"), len(buffers or []))
+        _arrived.notify_all()
+
 for _i, _view in enumerate([w for w in list(_all_widgets.values()) if isinstance(w, _SliderView)]):
+    _view.send = _catch
     _unseen = [s for s in _view.states() if _state_key(s) not in _view._rendered]
     _random.Random(_i).shuffle(_unseen)
     for _s in _unseen[:STATES]:
+        _state = _view._index(_s)
         _key = _view._frame_key(_s)
         _hit = _key is not None and _view.store is not None and _view.store.get(_key) is not None
+        _sent.pop(_state, None)
         _t0 = _time.perf_counter()
-        _view.render(_s)
-        _times.append((_time.perf_counter() - _t0) * 1e3)
+        _view._on_msg(_view, {"type": "want", "now": [_state], "ahead": []}, [])  # a press, as frameslider.js asks
+        with _arrived:
+            if not _arrived.wait_for(lambda: _state in _sent, timeout=120):
+                raise TimeoutError(f"no frame for state {_state}")
+        _t1, _kind, _nbuf = _sent[_state]
+        if _kind != "frame" or _nbuf != 1:
+            raise RuntimeError(f"state {_state}: got {_kind!r} with {_nbuf} buffers, not a frame")
+        _times.append((_t1 - _t0) * 1e3)
         _served += _hit
+    del _view.send
 print(MARK + _json.dumps({"ms": _times, "served": _served}))
 """
 

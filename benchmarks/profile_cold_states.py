@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Where a cold slider state's time goes, per view: draw / Agg draw / text-fit fallback / quantise+encode.
 
-Not a bench_*.py (run_all.py does not run it): a profiling aid for issue 14's jumps. For every lesson,
+Not a bench_*.py (run_all.py does not run it): a profiling aid for cold renders (issue 14's jumps; with the
+frame store of issue 24 they are what a learner pays after editing a view's code). For every lesson,
 runs the notebook in a fresh kernel (nbclient), then for every SliderView renders each slider's far
 states (its two ends and its quarter points, the other sliders at their reference values) cold, as
 ``SliderView._draw_and_render`` does, timing each step:
@@ -12,7 +13,9 @@ states (its two ends and its quarter points, the other sliders at their referenc
                and a second Agg pass (``fits`` = ``moved``), or, failing that, a second draw and a
                constrained-layout render; 0 when it fits,
 - ``encode`` : quantise to 256 colours + PNG at zlib level 6,
-- ``total``  : ``view.render(values)`` on an empty cache, timed separately (what a jump waits for).
+- ``total``  : ``view.render(values)`` on an empty cache and without a frame store (the kernel runs with
+               ``ATTNLIB_FRAMES=off``), timed separately: what the view's worker spends on a frame the front
+               end asked for and lacks.
 
     OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/profile_cold_states.py [--repeats 3] [notebooks/NN-*.ipynb ...]
 """
@@ -35,17 +38,14 @@ import matplotlib.pyplot as plt
 from attnlib import widgets as _w
 from attnlib.widgets import SliderView
 
-def _far_values(s):
-    opts = list(getattr(s, "_options_values", []) or [])
-    if opts:
-        return [opts[round(f * (len(opts) - 1))] for f in (0, 0.25, 0.75, 1)]
-    return [s.min + round((s.max - s.min) * f / s.step) * s.step for f in (0, 0.25, 0.75, 1)]
+def _far_values(s):  # the grid's two ends and its quarter points
+    return list(dict.fromkeys(s.values[round(f * (len(s.values) - 1))] for f in (0, 0.25, 0.75, 1)))
 
 def _steps(view, values):
     # the steps of SliderView._draw_and_render, timed one by one (the reference layout is measured already)
     t = {}
     t0 = time.perf_counter()
-    fig = view._new_figure(values) if hasattr(view, "_new_figure") else view.draw(**values)
+    fig = view._new_figure(values)
     t["draw"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     ok = _w._apply_layout(fig, view._layout)
@@ -53,7 +53,7 @@ def _steps(view, values):
     fits = ok and _w._text_fits(fig, texts, view._layout)
     t["agg"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    if not fits and hasattr(_w, "_make_room"):
+    if not fits:
         room = _w._make_room(fig, texts, view._layout)
         if room is not None:
             canvas, texts = _w._agg_draw(fig, record_text=True)
@@ -74,6 +74,8 @@ def _profile(repeats):
     rows = []
     views = [o for o in gc.get_objects() if isinstance(o, SliderView)]
     for vi, view in enumerate(views):
+        view.store = None  # every state drawn, as without a frame store
+        view._rendered.clear()
         view.render(view.values())  # measures the reference layout
         for name, s in view.sliders.items():
             for v in _far_values(s):
@@ -88,7 +90,7 @@ def _profile(repeats):
                     view._rendered.clear()
                     t0 = time.perf_counter(); view.render(values); acc["total"].append(time.perf_counter() - t0)
                     view._rendered.clear()
-                rows.append({"view": vi, "slider": s.description or name, "value": repr(v),
+                rows.append({"view": vi, "slider": s.label or name, "value": repr(v),
                              "fits": ("moved" if fits else "NO") if moved else ("y" if fits else "NO"),
                              **{k + "_ms": 1e3 * statistics.median(x) for k, x in acc.items()},
                              "max_total_ms": 1e3 * max(acc["total"])})
