@@ -8,12 +8,13 @@
 
 Each lesson runs twice in a fresh kernel (nbclient, as scripts/fill_frames.py runs it): once with an empty
 store (a new folder: what a learner pays after editing the code or data behind a view, or without a
-store), once with the filled store. After its last cell, one more cell presses each view as
-``attnlib/frameslider.js`` does for a frame it lacks: the message ``{"type": "want", "now": [state],
-"ahead": []}`` handed to the view's comm handler, timed until the view's worker thread sends that
-state's frame (``{"type": "frame"}`` and the PNG; the comm itself is replaced by a recorder). States the
-view has not rendered yet (a first press: no PNG kept in the view), up to --states per view in a seeded
-random order, the same states in both runs. Time is wall time in the kernel (no browser, no websocket).
+store), once with the filled store. After its last cell, a second client on the same kernel presses each view
+as ``attnlib/frameslider.js`` does for a frame it lacks: the comm message ``{"type": "want", "now": [state],
+"ahead": []}`` (ipywidgets' "custom" method), timed until the kernel's iopub carries that state's
+``{"type": "frame"}`` with the PNG. The presses come from outside any cell, as a browser's do (the view's
+worker draws between cells). States the view has not rendered yet (a first press: no PNG kept in the view),
+up to --states per view in a seeded random order, the same states in both runs. Time is wall time over the
+kernel's ZMQ sockets (no browser, no websocket).
 Prints per lesson the median and p95 in ms of each run, how many presses the filled store served (a
 frame it served takes about a millisecond; one it missed is drawn), and the store's size on disk.
 """
@@ -36,45 +37,28 @@ ROOT = Path(__file__).resolve().parent.parent
 LESSON = re.compile(r"^\d\d-[a-z0-9-]+\.ipynb$")
 MARK = "ATTNLIB-BENCH "
 
-TIMING_CELL = """
-import json as _json, time as _time, random as _random, threading as _threading
+# Runs after the lesson's last cell: which states to press on which view (by comm id), not yet rendered there.
+PICK_CELL = """
+import json as _json, random as _random
 from ipywidgets.widgets.widget import _instances as _all_widgets
 from attnlib.widgets import SliderView as _SliderView, _key as _state_key
-_times, _served, _sent = [], 0, {}
-_arrived = _threading.Condition()
-
-def _catch(content, buffers=None):  # stands in for the comm: what the view's worker sends the front end
-    with _arrived:
-        _sent[content.get("state")] = (_time.perf_counter(), content.get("type"), len(buffers or []))
-        _arrived.notify_all()
-
+_picked = []
 for _i, _view in enumerate([w for w in list(_all_widgets.values()) if isinstance(w, _SliderView)]):
-    _view.send = _catch
     _unseen = [s for s in _view.states() if _state_key(s) not in _view._rendered]
     _random.Random(_i).shuffle(_unseen)
     for _s in _unseen[:STATES]:
-        _state = _view._index(_s)
         _key = _view._frame_key(_s)
         _hit = _key is not None and _view.store is not None and _view.store.get(_key) is not None
-        _sent.pop(_state, None)
-        _t0 = _time.perf_counter()
-        _view._on_msg(_view, {"type": "want", "now": [_state], "ahead": []}, [])  # a press, as frameslider.js asks
-        with _arrived:
-            if not _arrived.wait_for(lambda: _state in _sent, timeout=120):
-                raise TimeoutError(f"no frame for state {_state}")
-        _t1, _kind, _nbuf = _sent[_state]
-        if _kind != "frame" or _nbuf != 1:
-            raise RuntimeError(f"state {_state}: got {_kind!r} with {_nbuf} buffers, not a frame")
-        _times.append((_t1 - _t0) * 1e3)
-        _served += _hit
-    del _view.send
-print(MARK + _json.dumps({"ms": _times, "served": _served}))
+        _picked.append([_view.comm.comm_id, _view._index(_s), bool(_hit)])
+print(MARK + _json.dumps(_picked))
 """
 
 
 def run_one(path: Path, store: Path, states: int) -> dict:
-    """Run ``path`` in a fresh kernel whose views use ``store``; time first presses after its last cell."""
+    """Run ``path`` in a fresh kernel whose views use ``store``; then press, from outside any cell (as the
+    front end does, the view's worker draws between cells), states its views have not rendered yet."""
     import nbformat
+    from jupyter_client import BlockingKernelClient
     from nbclient import NotebookClient
 
     sys.path.insert(0, str(ROOT / "scripts"))
@@ -82,16 +66,40 @@ def run_one(path: Path, store: Path, states: int) -> dict:
 
     os.environ["ATTNLIB_FRAMES"] = str(store)
     nb = nbformat.read(path, as_version=4)
-    cell = TIMING_CELL.replace("STATES", str(states)).replace("MARK", repr(MARK))
-    nb.cells.append(nbformat.v4.new_code_cell(cell))
+    nb.cells.append(nbformat.v4.new_code_cell(PICK_CELL.replace("STATES", str(states)).replace("MARK", repr(MARK))))
     client = NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}},
                             record_timing=False)
+    times, served = [], 0
     with client.setup_kernel():
         poll_in_slices(client.kc)  # the site build's guard against a missed zmq wake-up (a cell that looks hung)
         for index, code in enumerate(nb.cells):
             client.execute_cell(code, index)
-    text = "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.get("output_type") == "stream")
-    return json.loads(next(ln for ln in text.splitlines() if ln.startswith(MARK))[len(MARK):])
+        text = "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.get("output_type") == "stream")
+        picked = json.loads(next(ln for ln in text.splitlines() if ln.startswith(MARK))[len(MARK):])
+        kc = BlockingKernelClient()  # a second client on the same kernel: the comm messages a browser sends
+        kc.load_connection_info(client.km.get_connection_info())
+        kc.start_channels()
+        try:
+            time.sleep(0.5)  # let its iopub subscription settle
+            for comm_id, state, hit in picked:
+                want = {"type": "want", "now": [state], "ahead": []}  # a press, as frameslider.js asks
+                msg = kc.session.msg("comm_msg", {"comm_id": comm_id, "data": {"method": "custom", "content": want}})
+                t0 = time.perf_counter()
+                kc.shell_channel.send(msg)
+                deadline = t0 + 120
+                while True:
+                    reply = kc.get_iopub_msg(timeout=max(0.1, deadline - time.perf_counter()))
+                    content = reply["content"]
+                    got = content.get("data", {}).get("content", {}) if reply["msg_type"] == "comm_msg" else {}
+                    if content.get("comm_id") == comm_id and got.get("state") == state:
+                        break
+                if got.get("type") != "frame" or len(reply.get("buffers", [])) != 1:
+                    raise RuntimeError(f"state {state}: got {got!r} with {len(reply.get('buffers', []))} buffers")
+                times.append((time.perf_counter() - t0) * 1e3)
+                served += hit
+        finally:
+            kc.stop_channels()
+    return {"ms": times, "served": served}
 
 
 def run_apart(path: Path, store: Path, states: int) -> dict:
