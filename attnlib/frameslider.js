@@ -62,10 +62,10 @@ function render({ model, el }) {
     im.src = url;
     kept.set(url, im);
   }
-  function fetchAround(st, moved, way) {  // frames further along the move, then one step either way
+  function fetchAround(st, moved, step) {  // frames further along the move, then one step either way
     const idx = indexOf(st), wanted = [];
     const at = (k, i) => (i >= 0 && i < sizes[k] ? st + (i - idx[k]) * strides[k] : null);
-    if (moved >= 0) for (let n = 1; n <= AHEAD; n++) wanted.push(at(moved, idx[moved] + way * n));
+    if (moved >= 0) for (let n = 1; n <= AHEAD; n++) wanted.push(at(moved, idx[moved] + step * n));
     idx.forEach((v, k) => wanted.push(at(k, v - 1), at(k, v + 1)));
     const ahead = [...new Set(wanted)].filter(s => s !== null && s !== st);
     if (!live) return ahead.forEach(s => keep(urlOf(s)));
@@ -92,7 +92,6 @@ function render({ model, el }) {
     if (img.getAttribute("src") !== frames.get(st)) img.src = frames.get(st);
     img.alt = alt(st);
     root.removeAttribute("aria-busy");
-    error.hidden = true;
     img.decode().catch(() => null).then(() => requestAnimationFrame(() => {
       if (st !== state || t0 === null) return;
       root.dataset.shownMs = (performance.now() - t0).toFixed(1);
@@ -100,19 +99,20 @@ function render({ model, el }) {
       root.dispatchEvent(new CustomEvent("sv-shown", { detail: { state: st, how } }));
     }));
   }
-  function show(moved, way) {
+  function show(moved, step) {
     readouts();
     root.dataset.state = String(state);
     askedAt = frames.has(state) ? null : startedAt;
+    error.hidden = true;
     if (frames.has(state)) swap("held");
     else root.setAttribute("aria-busy", "true");
-    fetchAround(state, moved, way);
+    fetchAround(state, moved, step);
   }
   function onInput(ev, k) {
     const before = indexOf(state)[k];
     state = stateOf(inputs.map(i => Number(i.value)));
-    if (startedAt === null) startedAt = ev.timeStamp;
-    show(k, Math.sign(indexOf(state)[k] - before));
+    if (startedAt === null || ev.timeStamp - startedAt > 1000) startedAt = ev.timeStamp;  // a key that moved nothing
+    show(k, indexOf(state)[k] - before);  // the move's size: PageUp moves several steps
     startedAt = null;
     model.set("state", state);  // after the request for its frame, so the kernel reads that first
     model.save_changes();
@@ -123,7 +123,8 @@ function render({ model, el }) {
   root.addEventListener("keydown", start, true);
   root.addEventListener("pointerdown", start, true);
   root.setAttribute("data-lm-suppress-shortcuts", "true");  // JupyterLab: arrow keys move the slider, not cells
-  root.addEventListener("keydown", ev => ev.stopPropagation());
+  const keys = ["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End", "PageUp", "PageDown"];
+  root.addEventListener("keydown", ev => keys.includes(ev.key) && ev.stopPropagation());  // the rest: JupyterLab's
 
   function onMessage(msg, buffers) {
     if (msg.type === "error" && msg.state === state) {
@@ -131,7 +132,7 @@ function render({ model, el }) {
       error.hidden = false;
       root.removeAttribute("aria-busy");
     }
-    if (msg.type !== "frame" || !buffers || !buffers.length) return;
+    if (msg.type !== "frame" || !buffers || !buffers.length || frames.has(msg.state)) return;  // held already
     const url = URL.createObjectURL(new Blob([buffers[0]], { type: "image/png" }));
     frames.set(msg.state, url);
     if (msg.state === state) swap("kernel");

@@ -57,30 +57,48 @@ class Slider:
         raise ValueError(f"slider {self.label!r}: value {value!r} is not on its grid {self.values}")
 
 
+def _grid(description, min, max, step) -> int:
+    """How many values ``min``, ``min + step``, ... ``max`` are; errors name the argument."""
+    if not step > 0:
+        raise ValueError(f"slider {description!r}: step must be positive; got {step!r}")
+    n = round((max - min) / step)
+    if n < 0 or abs(min + n * step - max) > 1e-9 * (1 + abs(max)):
+        raise ValueError(f"slider {description!r}: max must be min + a whole number of steps; got min={min!r}, "
+                         f"max={max!r}, step={step!r}")
+    return n + 1
+
+
 def int_slider(description, min, max, value, step=1, unit="") -> Slider:
     """Integers ``min``, ``min + step``, ... up to ``max``."""
-    values = list(range(min, max + 1, step))
+    values = [min + i * step for i in range(_grid(description, min, max, step))]
     return Slider(description, values, [format(v, "d") for v in values], value, unit)
 
 
 def float_slider(description, min, max, value, step=0.1, unit="", readout_format=".2f") -> Slider:
     """Floats from ``min`` to ``max`` in steps of ``step``, read out with ``readout_format``."""
-    values = [round(min + i * step, 12) for i in range(int((max - min) / step + 1e-9) + 1)]
+    values = [round(min + i * step, 12) for i in range(_grid(description, min, max, step))]
     return Slider(description, values, [format(v, readout_format) for v in values], value, unit)
 
 
 def options_slider(description, options, value=None) -> Slider:
     """A fixed list of values (e.g. d_k in powers of two), or of (readout, value) pairs."""
     pairs = [o if isinstance(o, tuple) else (str(o), o) for o in options]
+    if not pairs:
+        raise ValueError(f"slider {description!r}: options must not be empty")
     return Slider(description, [v for _, v in pairs], [r for r, _ in pairs], pairs[0][1] if value is None else value)
 
 
 class RenderLock:
     """The one lock around matplotlib (re-entrant). A render a reader waits for goes before a render ahead:
-    ``with lock(ahead=True)`` waits while any other render is asked for."""
+    ``with lock(ahead=True)`` waits while any other render is asked for (do not take it ahead inside a held lock).
+
+    It also follows IPython's cells (``watch_cells``): ``idle`` is set while no cell runs, ``cells`` counts the
+    cells run, and a cell that starts waits for the frame being drawn. A cell's plots and a frame's drawing
+    both change matplotlib's global rcParams, so they must never overlap."""
 
     def __init__(self):
         self._lock, self._turn, self._asked = threading.RLock(), threading.Condition(), 0
+        self.idle, self.cells, self._shell = threading.Event(), 0, None
         # One Agg renderer per canvas size, shared by every draw of that size: matplotlib caches text
         # measurements per renderer, so a new one per render measured every label again (and re-parsed the
         # mathtext of log-axis labels). A renderer is cleared before each draw; the pixels do not depend on it.
@@ -114,6 +132,37 @@ class RenderLock:
             yield
         finally:
             self._lock.release()
+
+
+    def watch_cells(self) -> None:
+        """Follow the cells of the running IPython shell (hooks registered once per shell); none: always idle."""
+        try:
+            from IPython import get_ipython
+
+            shell = get_ipython()
+        except ImportError:
+            shell = None
+        with self._turn:
+            if shell is None or shell is self._shell:
+                if shell is None:
+                    self.idle.set()
+                return
+            self._shell = shell
+        shell.events.register("pre_run_cell", self._cell_starts)
+        shell.events.register("post_run_cell", self._cell_ends)
+        if getattr(shell.displayhook, "exec_result", None) is None:  # IPython sets it while a cell runs
+            self.idle.set()
+        else:
+            self.idle.clear()
+
+    def _cell_starts(self, *_):
+        self.idle.clear()
+        with self():  # a frame being drawn now is finished before the cell starts
+            pass
+
+    def _cell_ends(self, *_):
+        self.cells += 1
+        self.idle.set()
 
 
 RENDER_LOCK = RenderLock()
@@ -167,8 +216,8 @@ class SliderView(anywidget.AnyWidget):
             self._reference = {name: reference[name] for name in self.sliders}
         self._layout, self._rendered, self._figure = None, OrderedDict(), (None, None)
         self._queue, self._queued, self._worker = [], threading.Condition(), None
-        self._idle = threading.Event()
-        self._hooks = self._watch_cells()
+        self._drawing, self._seen = None, (None, None)  # state the worker draws now; (cells, digest) checked last
+        RENDER_LOCK.watch_cells()
         start = self._index({name: s.value for name, s in self.sliders.items()})
         front = [{"label": s.label, "unit": s.unit, "readouts": s.readouts} for s in self.sliders.values()]
         super().__init__(spec=front, state=start, first_state=start,
@@ -219,26 +268,44 @@ class SliderView(anywidget.AnyWidget):
     def render(self, values: dict, ahead=False, idle=None) -> bytes:
         """The frame (PNG) of ``values``: kept, stored, or drawn now (then kept and stored).
 
-        ``ahead``: no one waits for it (renders someone waits for go first). ``idle``: a ``threading.Event``
-        set while no cell runs; the drawing then waits for it and never overlaps a cell (the worker's case:
-        a cell's plots and a frame's drawing both change matplotlib's global rcParams)."""
+        ``ahead``: no one waits for it (renders someone waits for go first). ``idle``: an Event set while no
+        cell runs (``RENDER_LOCK.idle``); the store lookup and the drawing then wait for it and never overlap
+        a cell (the worker's case). The store key is made just before the lookup, with the settings in force."""
+        self._check_inputs()
         key = _key(values)
         png = self._rendered.get(key)
-        if png is not None:
-            return png
-        stored = self._frame_key(values)
-        png = self._stored(stored)
         while png is None:
             if idle is not None:
                 idle.wait()
             with RENDER_LOCK(ahead):
-                if idle is None or idle.is_set():  # a cell that started meanwhile goes first
-                    png = self._rendered.get(key) or self._draw_and_render(values)[1]
+                if idle is not None and not idle.is_set():
+                    continue  # a cell started meanwhile: it goes first
+                stored = self._frame_key(values)
+                png = self._stored(stored)
+                if png is None:
+                    png = self._draw_and_render(values)[1]
                     self._keep(stored, png)
         self._rendered[key] = png
         while len(self._rendered) > self.CACHE_SIZE:
             self._rendered.popitem(last=False)
         return png
+
+    def _check_inputs(self) -> None:
+        """Once per cell run: if what the frames depend on changed (data edited in place, a global the draw
+        reads, matplotlib's settings), forget the frames and layout kept for the old inputs."""
+        from . import frames
+
+        if self._seen[0] == RENDER_LOCK.cells:
+            return
+        try:
+            digest = (frames.view_fingerprint(self), frames._rc_digest([]))
+        except Exception:  # noqa: BLE001 - inputs that cannot be hashed: keep what is kept, draw without a store
+            digest = None
+        if self._seen[0] is not None and (digest is None or digest != self._seen[1]):
+            self._rendered.clear()
+            self._layout, self._spare, self._figure = None, None, (None, None)
+        self._frame_view = (digest[0] or "") if digest else ""
+        self._seen = (RENDER_LOCK.cells, digest)
 
     def _frame_key(self, values: dict):
         """The frame store's key for ``values`` (``frames.frame_key``), or None without a store or a key."""
@@ -266,37 +333,15 @@ class SliderView(anywidget.AnyWidget):
                 self.store.put(key, png)
 
     # ---- serving the front end: one worker thread, the asked-for frames first ----
-    def _watch_cells(self) -> dict:
-        """Keep ``self._idle`` set while no cell runs (IPython's cell events); {} outside IPython."""
-        try:
-            from IPython import get_ipython
-
-            shell = get_ipython()
-        except ImportError:
-            shell = None
-        if shell is None:
-            self._idle.set()
-            return {}
-
-        def cell_starts(*_):
-            self._idle.clear()
-            with RENDER_LOCK():  # a frame being drawn now is finished before the cell starts
-                pass
-
-        hooks = {"pre_run_cell": cell_starts, "post_run_cell": lambda *_: self._idle.set()}
-        for event, hook in hooks.items():
-            shell.events.register(event, hook)
-        return {"shell": shell, **hooks}  # made inside a cell: idle once that cell ends
-
     def _on_msg(self, _widget, content, _buffers):
         """{type: "want", now: [states], ahead: [states]}: replaces what was queued before."""
         if not isinstance(content, dict) or content.get("type") != "want":
             return
         n = len(self.states())
         queue = [(s, False) for s in content.get("now", [])] + [(s, True) for s in content.get("ahead", [])]
-        with self._queued:
-            self._queue = [(s, ahead) for s, ahead in queue if isinstance(s, int) and 0 <= s < n]
-            if self._worker is None:
+        with self._queued:  # the frame being drawn now is sent when done: not queued again
+            self._queue = [(s, a) for s, a in queue if type(s) is int and 0 <= s < n and s != self._drawing]
+            if self._worker is None or not self._worker.is_alive():
                 self._worker = threading.Thread(target=self._serve, name="SliderView frames", daemon=True)
                 self._worker.start()
             self._queued.notify()
@@ -307,21 +352,29 @@ class SliderView(anywidget.AnyWidget):
                 self._queued.wait_for(lambda: self._queue or self.comm is None)
                 if self.comm is None:  # the view was closed
                     return
-                state, ahead = self._queue.pop(0)
+                self._drawing, ahead = self._queue.pop(0)
+            state = self._drawing
             try:
-                png = self.render(self.states()[state], ahead=ahead, idle=self._idle)
+                png = self.render(self.states()[state], ahead=ahead, idle=RENDER_LOCK.idle)
+                message, buffers = {"type": "frame", "state": state}, [png]
             except Exception as err:  # noqa: BLE001 - the reader sees what went wrong; the worker goes on
-                self.send({"type": "error", "state": state, "text": f"This state could not be drawn: {err!r}"})
-                continue
-            self.send({"type": "frame", "state": state}, buffers=[png])
+                text = f"This state could not be drawn: {err!r}"
+                message, buffers = {"type": "error", "state": state, "text": text}, []
+            with self._queued:
+                self._drawing = None
+            with contextlib.suppress(Exception):  # a view closed meanwhile: nothing to send to
+                self.send(message, buffers=buffers or None)
+
+    @traitlets.validate("state")
+    def _valid_state(self, proposal):
+        n = len(self.states())
+        if not 0 <= proposal["value"] < n:
+            raise traitlets.TraitError(f"state must index the view's {n} states (0..{n - 1}); got {proposal['value']}")
+        return proposal["value"]
 
     def close(self):
         super().close()
-        if hasattr(self, "_hooks"):  # not when __init__ raised before making them
-            shell = self._hooks.pop("shell", None)
-            for event, hook in self._hooks.items():
-                shell.events.unregister(event, hook)
-            self._hooks = {}
+        if hasattr(self, "_queued"):  # not when __init__ raised before making it
             with self._queued:
                 self._queued.notify()
 

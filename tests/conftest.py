@@ -45,3 +45,9 @@ def site(tmp_path_factory, build_site) -> Path:
     (out.parent / "figure_text_outside.json").write_text(json.dumps(found, indent=1), encoding="utf-8")
     (out.parent / "figure_text_sizes.json").write_text(json.dumps(sizes, indent=1), encoding="utf-8")
     return out
+
+
+@pytest.fixture(autouse=True)
+def _no_frame_store_from_the_environment(monkeypatch):
+    """Views made by tests draw (ATTNLIB_FRAMES, a developer's store, would serve frames and be written to)."""
+    monkeypatch.delenv("ATTNLIB_FRAMES", raising=False)

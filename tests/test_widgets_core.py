@@ -611,10 +611,63 @@ def test_the_worker_draws_only_between_cells():
         starting.join(10)
         assert log == ["drawn", "cell"]
         shell.events.trigger("post_run_cell", None)
-        hooks = dict(view._hooks)
-        assert hooks["pre_run_cell"] in shell.events.callbacks["pre_run_cell"]
+        assert shell.run_cell('other = widgets.slider_view(draw, n=widgets.int_slider("n", 1, 2, 1))').success
+        for event in ("pre_run_cell", "post_run_cell"):  # followed once per shell, however many views
+            assert sum(getattr(f, "__self__", None) is widgets.RENDER_LOCK for f in shell.events.callbacks[event]) == 1
         view.close()
-        assert hooks["pre_run_cell"] not in shell.events.callbacks["pre_run_cell"]
-        assert hooks["post_run_cell"] not in shell.events.callbacks["post_run_cell"]
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_data_edited_in_place_after_a_cell_gives_fresh_frames_and_keys(tmp_path):
+    """A learner who changes, in place, the data a view draws from (then runs the cell) gets frames of the new
+    data, in this view and from the store: the view's inputs are hashed again once per cell run."""
+    import numpy as np
+
+    from attnlib import frames
+
+    store = frames.FrameStore(tmp_path / "store")
+    heights = np.array([0.2, 0.8])
+
+    def draw(n):
+        return plots.probability_bars(heights * n / n.bit_length(), title=f"n = {n}")
+
+    view = widgets.slider_view(draw, store=store, n=widgets.int_slider("n", 1, 3, 1))
+    before = view.render({"n": 2})
+    key_before = view._frame_key({"n": 2})
+    heights *= 0.5  # edited in place: same object, other numbers
+    widgets.RENDER_LOCK._cell_ends()  # the learner's cell ran
+    after = view.render({"n": 2})
+    assert after != before and view._frame_key({"n": 2}) != key_before
+    fresh = widgets.slider_view(draw, store=None, n=widgets.int_slider("n", 1, 3, 1))
+    assert after == fresh.render({"n": 2})
+    assert store.get(key_before) == before  # the old data's frame stays under the old data's key
+
+
+def test_the_store_key_is_made_with_the_settings_in_force_when_the_frame_is_drawn(tmp_path):
+    """A request that waits for a cell: if the cell changes matplotlib's settings, the frame is keyed by them."""
+    import time
+
+    import matplotlib as mpl
+
+    from attnlib import frames
+
+    store = frames.FrameStore(tmp_path / "store")
+    view = widgets.slider_view(lambda n: plots.probability_bars([1 / n] * n), store=store,
+                               n=widgets.int_slider("n", 1, 3, 1))
+    sent = _serving(view)
+    gate = widgets.RENDER_LOCK.idle
+    gate.clear()  # a cell runs
+    try:
+        view._on_msg(view, {"type": "want", "now": [2], "ahead": []}, [])
+        assert _wait_for(lambda: view._drawing == 2)
+        time.sleep(0.2)  # the worker has taken the request and waits for the cell
+        with mpl.rc_context({"lines.linewidth": 7.0}):  # the cell changed a setting, and the cell ends
+            widgets.RENDER_LOCK._cell_ends()
+            assert _wait_for(lambda: sent)
+            key_now = view._frame_key({"n": 3})
+        assert store.get(key_now) == sent[0][1]
+        assert store.get(view._frame_key({"n": 3})) is None  # not under the default settings' key
+    finally:
+        gate.set()
+        view.close()
