@@ -181,13 +181,25 @@ def test_presentation_mode_menu_path_is_the_pinned_jupyterlabs():
 
 
 def test_self_paced_estimate_adds_up():
-    """The self-paced sizing: the Run All CPU column's sum and the busy cores it gives at the stated press rate."""
-    cpu = [float(x) for x in re.findall(r"^\| \d\d [a-z -]+ \| [\d.]+ s \| ([\d.]+) s \| \d+ MB \|$", DOC, re.M)]
-    assert len(cpu) == 9 and f"the sum of the column above: {sum(cpu):.1f} s" in DOC and sum(cpu) <= 45
+    """The self-paced sizing: the kernel CPU columns' sums and the busy cores they give at the stated press rate."""
+    rows = re.findall(r"^\| \d\d [a-z' -]+ \| [\d.]+ s \| ([\d.]+) s \| ([\d.]+) s \| [\d–]+ MB \|$", DOC, re.M)
+    assert len(rows) == 11, "one row per lesson 00-10"
+    store, none = (sum(float(r[i]) for r in rows) for i in (0, 1))
+    said = re.search(r"the sum of the column above: ([\d.]+) s\s+with the store, ([\d.]+) s without", DOC)
+    assert said and [float(x) for x in said.groups()] == [round(store, 1), round(none, 1)]
     rate = re.search(r"presses a slider\s+(\d\.\d)–(\d\.\d) times a minute", DOC)
-    assert rate, "the doc must state the slider-press rate behind its busy-core estimate"
-    cores = [50 * (45 + float(r) * 50 * 1.0) / 3000 for r in rate.groups()]  # 50 learners, 50 minutes, 1 CPU-s a press
-    assert [round(c) for c in cores] == [2, 3] and "2–3 busy cores" in DOC
+    per_press = re.search(r"([\d.]+) CPU-seconds per slider\s+press with the store \(([\d.]+) s without\)", DOC)
+    assert rate and per_press, "the doc must state the press rate and CPU per press behind its busy-core estimate"
+    r_low, r_high = (float(r) for r in rate.groups())
+    with_store, without = (float(x) for x in per_press.groups())
+
+    def cores(run_all, per, r):  # 50 learners, a 50-minute session
+        return 50 * (run_all + per * r * 50) / 3000
+
+    assert round(cores(store, with_store, r_low)) == round(cores(store, with_store, r_high)) == 1
+    assert "≈ 1 busy core on average with the store" in DOC
+    low, high = cores(none, without, r_low), cores(none, without, r_high)
+    assert f"≈ {low:.1f}–{high:.1f} cores without" in DOC, (low, high)
 
 
 def test_add_navigation_puts_the_notes_last_and_folds_them():
