@@ -210,6 +210,7 @@ def press_and_time(page, index: int, key: str, timeout_ms: int = 15_000) -> dict
     before = rng.input_value()
     page.evaluate(ARM_TIMER, [index])
     rng.focus()
+    page.wait_for_timeout(100)  # a reader reaches the slider, then presses: the focus's own work is not the press's
     page.keyboard.press(key)
     if rng.input_value() == before:
         return None
