@@ -822,7 +822,7 @@ def watch_figure_text(record: list, sizes: list | None = None, phones: list | No
                     for ax in fig.axes:  # constrained layout starts again from the grid, not from a failed try
                         if ax.get_subplotspec() is not None:
                             ax._set_position(ax.get_subplotspec().get_position(fig))
-            except BaseException:  # a slider's render ahead gave way: this picture is described again next time
+            except BaseException:  # drawing failed: this picture is described again next time
                 described.discard(wide)
                 phones.remove(found)
                 raise

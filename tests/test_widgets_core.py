@@ -266,7 +266,7 @@ def test_an_update_hook_does_not_change_the_shown_figure():
                                tilt=widgets.options_slider("tilt", [0.0, 0.5], 0.0))
     view.set(scale=100)
     shown = view.last_figure
-    view.render({"scale": 1, "tilt": 0.5})  # a prefetched state updates the view's one Figure
+    view.render({"scale": 1, "tilt": 0.5})  # a state rendered ahead updates the view's one Figure
     assert view.last_figure is shown
     assert shown.axes[0].get_title() == "scale 100, tilt 0"
 
@@ -401,7 +401,7 @@ def test_renders_from_two_threads_take_turns():
 
 
 def test_a_kept_state_is_shown_while_another_thread_renders():
-    """A press that revisits a kept state must not wait for a prefetch render on the other thread."""
+    """A press that revisits a kept state must not wait for a render ahead on the other thread."""
     import threading
 
     view = widgets.slider_view(lambda n: plots.probability_bars([1 / n] * n), n=widgets.int_slider("n", 1, 6, 3))
