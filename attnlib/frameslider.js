@@ -19,7 +19,7 @@ export function staticModel(data) {  // the part of an anywidget model this modu
   };
 }
 
-function build(el, sliders, state) {  // the markup build_site writes for a view, made here for the live view
+function build(el, sliders) {  // the markup build_site writes for a view, made here for the live view
   const root = document.createElement("div");
   root.className = "sv sv-live";
   sliders.forEach((s, k) => {
@@ -47,7 +47,7 @@ function render({ model, el }) {
   const live = !images;
   const frames = new Map(), kept = new Map();  // state -> URL held; URL -> decoded Image (stays in memory)
   if (!live) images.forEach((f, st) => frames.set(st, urls[f]));
-  const root = el.querySelector(".sv") || build(el, sliders, model.get("state"));
+  const root = el.querySelector(".sv") || build(el, sliders);
   const inputs = [...root.querySelectorAll("input[type=range]")], outputs = [...root.querySelectorAll("output")];
   const img = root.querySelector("img"), source = root.querySelector("picture source");
   const narrow = model.get("media") ? window.matchMedia(model.get("media")) : null;

@@ -207,7 +207,9 @@ class SliderView(anywidget.AnyWidget):
         self.store, self._frame_view = store, None  # view_fingerprint once computed ("" if it cannot be keyed)
         self.draw, self.update_figure, self._spare = draw, update, None
         self.sliders = dict(sliders)
-        self._grid = [s.values for s in self.sliders.values()]
+        names = list(self.sliders)  # every state once, in ``state`` order (the last slider varies fastest)
+        self._states = [dict(zip(names, combo, strict=True))
+                        for combo in itertools.product(*(s.values for s in self.sliders.values()))]
         self._reference = {name: s.value for name, s in self.sliders.items()}
         if reference is not None:
             if not isinstance(reference, dict) or set(reference) != set(self.sliders):
@@ -221,17 +223,16 @@ class SliderView(anywidget.AnyWidget):
         start = self._index({name: s.value for name, s in self.sliders.items()})
         front = [{"label": s.label, "unit": s.unit, "readouts": s.readouts} for s in self.sliders.values()]
         super().__init__(spec=front, state=start, first_state=start,
-                         first=self.render(self.states()[start]))
+                         first=self.render(self._states[start]))
         self.on_msg(self._on_msg)
 
     def __repr__(self):  # stable text for notebooks (no memory address)
-        return f"SliderView({', '.join(self.sliders)}; {len(self.states())} states)"
+        return f"SliderView({', '.join(self.sliders)}; {len(self._states)} states)"
 
     # ---- states ----
     def states(self) -> list[dict]:
         """Every combination of slider values (the last slider varies fastest); index = ``state``."""
-        names = list(self.sliders)
-        return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*self._grid)]
+        return [dict(values) for values in self._states]
 
     def _index(self, values: dict) -> int:
         if not isinstance(values, dict) or set(values) != set(self.sliders):
@@ -243,7 +244,7 @@ class SliderView(anywidget.AnyWidget):
 
     def values(self) -> dict:
         """The state shown now, as slider values."""
-        return self.states()[self.state]
+        return dict(self._states[self.state])
 
     def set(self, **values) -> None:
         """Show another state (the front end follows); e.g. ``view.set(d_k=64)``."""
@@ -337,7 +338,7 @@ class SliderView(anywidget.AnyWidget):
         """{type: "want", now: [states], ahead: [states]}: replaces what was queued before."""
         if not isinstance(content, dict) or content.get("type") != "want":
             return
-        n = len(self.states())
+        n = len(self._states)
         queue = [(s, False) for s in content.get("now", [])] + [(s, True) for s in content.get("ahead", [])]
         with self._queued:  # the frame being drawn now is sent when done: not queued again
             self._queue = [(s, a) for s, a in queue if type(s) is int and 0 <= s < n and s != self._drawing]
@@ -355,7 +356,7 @@ class SliderView(anywidget.AnyWidget):
                 self._drawing, ahead = self._queue.pop(0)
             state = self._drawing
             try:
-                png = self.render(self.states()[state], ahead=ahead, idle=RENDER_LOCK.idle)
+                png = self.render(self._states[state], ahead=ahead, idle=RENDER_LOCK.idle)
                 message, buffers = {"type": "frame", "state": state}, [png]
             except Exception as err:  # noqa: BLE001 - the reader sees what went wrong; the worker goes on
                 text = f"This state could not be drawn: {err!r}"
@@ -367,7 +368,7 @@ class SliderView(anywidget.AnyWidget):
 
     @traitlets.validate("state")
     def _valid_state(self, proposal):
-        n = len(self.states())
+        n = len(self._states)
         if not 0 <= proposal["value"] < n:
             raise traitlets.TraitError(f"state must index the view's {n} states (0..{n - 1}); got {proposal['value']}")
         return proposal["value"]
