@@ -594,17 +594,27 @@ def entropy_at_init(recipe, n_keys=256, n_queries=16, n_heads=16, sink=0.0, rng=
     return InitEntropy(float(per_head.mean()), se, math.log(n_keys))
 
 
-def recipe_table(n_keys=256, rng=None) -> list[dict]:
+def recipe_table(n_keys=256, n_heads=16, n_queries=16, rng=None) -> list[dict]:
     """One dict per row of LOGIT_RECIPES, for lesson 10's table and figure.
 
+    n_keys, n_heads, n_queries : ints >= 1, passed to ``entropy_at_init`` for every row: each
+        row draws q of shape (n_heads, n_queries, head_dim) and k of shape (n_heads, n_keys,
+        head_dim), n_heads · n_queries · n_keys logits. The entropy's standard error shrinks
+        like 1/√n_heads; more queries per head shrink it too, down to the spread that a
+        head's own keys leave.
+    rng : Generator, int seed or None; each row gets its own seed drawn from it.
     Keys: name, model, head_dim, softmax_scale, scale_ratio (÷ 1/√head_dim), cap, qk_norm,
-    sinks, yarn_factor, entropy and entropy_se (``entropy_at_init`` with n_keys keys, each row
-    its own seed drawn from ``rng``), uniform (ln n_keys), source (tuple of "repo:path (what)").
+    sinks, yarn_factor, entropy and entropy_se (the mean over the n_heads · n_queries rows
+    and its SE from the n_heads head means; NaN for one head), uniform (ln n_keys),
+    source (tuple of "repo:path (what)").
     """
+    n_keys = positive_int(n_keys, "n_keys")
+    n_heads = positive_int(n_heads, "n_heads")
+    n_queries = positive_int(n_queries, "n_queries")
     seeds = rng_from(rng).integers(0, 2**32, size=len(LOGIT_RECIPES))
     rows = []
     for (name, r), seed in zip(LOGIT_RECIPES.items(), seeds, strict=True):
-        e = entropy_at_init(r, n_keys=n_keys, rng=int(seed))
+        e = entropy_at_init(r, n_keys=n_keys, n_queries=n_queries, n_heads=n_heads, rng=int(seed))
         rows.append(
             {
                 "name": name,

@@ -286,6 +286,20 @@ def test_recipe_table_rows():
     assert all(row["source"] == R.LOGIT_RECIPES[row["name"]].source for row in rows)
 
 
+def test_recipe_table_passes_heads_and_queries_to_entropy_at_init():
+    rows = R.recipe_table(n_keys=32, n_heads=3, n_queries=5, rng=2)
+    seeds = np.random.default_rng(2).integers(0, 2**32, size=len(R.LOGIT_RECIPES))
+    for row, seed in zip(rows, seeds, strict=True):
+        e = R.entropy_at_init(row["name"], n_keys=32, n_queries=5, n_heads=3, rng=int(seed))
+        assert (row["entropy"], row["entropy_se"], row["uniform"]) == (e.mean, e.se, e.uniform)
+    # the SE comes from the head means: 16x the heads shrinks it about 4-fold
+    few, many = (R.recipe_table(n_keys=16, n_heads=h, n_queries=4, rng=3) for h in (16, 256))
+    for a, b in zip(few, many, strict=True):
+        assert b["entropy_se"] < a["entropy_se"] / 2, a["name"]
+    one = R.recipe_table(n_keys=16, n_heads=1, rng=4)
+    assert all(math.isnan(row["entropy_se"]) and math.isfinite(row["entropy"]) for row in one)
+
+
 # ---------------------------------------------------------------- bad input names the argument
 
 
@@ -321,6 +335,10 @@ def test_recipe_table_rows():
          "mask"),
         (lambda: R.entropy_at_init("gpt-2", rng="x"), TypeError, "rng"),
         (lambda: R.entropy_at_init("gpt-2", n_keys=0), ValueError, "n_keys"),
+        (lambda: R.recipe_table(n_heads=0), ValueError, "n_heads"),
+        (lambda: R.recipe_table(n_heads=2.5), TypeError, "n_heads"),
+        (lambda: R.recipe_table(n_queries=0), ValueError, "n_queries"),
+        (lambda: R.recipe_table(n_keys=-1), ValueError, "n_keys"),
         (lambda: R.LogitRecipe(model="m", head_dim=8, source=("a/b:c",), qk_norm="layer"), ValueError, "qk_norm"),
     ],
 )  # fmt: skip
