@@ -23,7 +23,7 @@ from .recipes import (
     softmax_with_sink,
     yarn_mscale,
 )
-from .stats import dot_product_moments, dot_product_variance, sample_dot_products
+from .stats import dot_product_moments, dot_product_variance, ratio_of_means, sample_dot_products
 
 __version__ = "0.1.0"
 
@@ -35,6 +35,7 @@ __all__ = [
     "dot_product_variance",
     "dot_product_moments",
     "sample_dot_products",
+    "ratio_of_means",
     "INIT_SCHEMES",
     "init_std",
     "init_weight",
