@@ -354,7 +354,7 @@ def _rc_digest(source: list) -> str | None:
 def view_fingerprint(view) -> str | None:
     """The digest of everything a view's frames depend on except the state (None: cannot be keyed).
 
-    Its draw and update functions (with the data they close over), the sliders' grids, the reference
+    Its draw function (with the data it closes over), the sliders' grids, the reference
     state the layout is frozen at, attnlib's source, and the versions of the software that draws and
     encodes a frame (matplotlib and its FreeType, numpy, Pillow) with the encoding's ``FORMAT``.
     """
@@ -364,7 +364,7 @@ def view_fingerprint(view) -> str | None:
     from matplotlib import ft2font
 
     source = [attnlib_source_hash()]
-    parts = [_fingerprint(view.draw, source), _fingerprint(getattr(view, "update_figure", None), source)]
+    parts = [_fingerprint(view.draw, source)]
     grids = [(name, slider.values) for name, slider in view.sliders.items()]
     parts.append(_fingerprint(grids, source))
     parts.append(_fingerprint(_state(view, view._reference), source))

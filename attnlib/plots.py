@@ -299,6 +299,10 @@ def scaled_logit_density(sample, d_k, sigma_q, sigma_k, ax=None, lim=None, bins=
                 label=f"textbook answer N(0, σ²), std {s2:.2f}")
         peak = max(peak, 1.0 / (s2 * np.sqrt(2 * np.pi)))
     ax.set_ylim(0.0, 1.75 * peak)  # head room: the legend sits above every curve
+    # ticks at 1, 2 or 5 × 10^k, all with two decimals: a slider view's reference state (σ_q = σ_k = 0.25, the
+    # only one whose axis reaches 10) then has the widest labels, and every other state fits its layout
+    ax.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(steps=[1, 2, 5, 10]))
+    ax.yaxis.set_major_formatter(matplotlib.ticker.StrMethodFormatter("{x:.2f}"))
     ax.set_xlim(-lim, lim)
     ax.set_xlabel("q·k / √d_k (score units)")
     ax.set_ylabel("density")
@@ -350,26 +354,6 @@ def _temperature_shown(temps, temperature, probs, entropy):
     color = SCALED if temps[i] > 1.0 + 1e-9 else UNSCALED
     title = f"softmax(z / T), T = {temps[i]:.3g}\nentropy {entropy[i]:.3f} nats, max weight {probs[i].max():.3f}"
     return i, color, title
-
-
-@projector_style
-def update_temperature_panel(fig, logits, temps, probs, entropy, temperature):
-    """Change a Figure ``temperature_panel`` made (same arguments, another temperature) in place to show
-    ``temperature``, with the pixels a new ``temperature_panel`` draws (the slider views of lessons 03 and
-    05 reuse one Figure). Moves: bar heights, colours and labels, the title, the "this T" dot. Returns ``fig``."""
-    temps = np.asarray(temps, dtype=float)
-    i, color, title = _temperature_shown(temps, temperature, probs, entropy)
-    bars_ax, curve_ax = fig.axes[:2]
-    values = np.asarray(probs[i], dtype=float)
-    for rect, label, p in zip(bars_ax.containers[0], bars_ax.texts, values, strict=True):
-        rect.set_height(p)
-        rect.set_facecolor(color)
-        label.set_text(f"{p:.4g}")
-        label.xy = (rect.get_x() + rect.get_width() / 2, max(rect.get_y(), rect.get_y() + p))
-        label.xyann = (0, np.sign(p) * 2)  # bar_label's padding=2 points, away from the bar's end
-    bars_ax.set_title(title)
-    curve_ax.lines[-1].set_data([temps[i]], [entropy[i]])
-    return fig
 
 
 @projector_style
@@ -815,33 +799,6 @@ def layer_profile(stats, layer, axes=None, var_ylim=None, variance="pairs"):
 
 
 @projector_style
-def update_layer_profile(fig, stats, layer, var_ylim=None, variance="pairs"):
-    """Change a Figure ``layer_profile(stats, other_layer, var_ylim=var_ylim, variance=variance)`` made so that it
-    shows ``layer``, with the pixels ``layer_profile(stats, layer, var_ylim=var_ylim, variance=variance)`` draws
-    (lesson 08's slider reuses one Figure). Only the data of one layer moves: bar heights, the prediction marks,
-    the uniform line, the title. Needs a fixed ``var_ylim`` (the other limits do not depend on the layer); returns
-    ``fig``.
-    """
-    raw, scaled, *_ = _profile_variance(variance)
-    if not var_ylim:
-        raise ValueError("var_ylim must be given: without it the variance axis rescales with the layer; "
-                         "draw with layer_profile instead")
-    i = layer - 1
-    top, bottom = fig.axes[:2]
-    heads = np.arange(1, stats["var_logit"].shape[1] + 1)
-    for bars, key in zip(top.containers, (raw, scaled), strict=True):
-        for rect, h in zip(bars, stats[key][i], strict=True):
-            rect.set_height(h)
-    top.collections[0].set_offsets(np.column_stack([heads - 0.2, stats["iid_prediction"][i]]))
-    top.set_title(f"layer {layer}")
-    for bars, key in zip(bottom.containers, ("entropy_unscaled", "entropy_scaled"), strict=True):
-        for rect, h in zip(bars, stats[key][i], strict=True):
-            rect.set_height(h)
-    bottom.lines[0].set_ydata([stats["log_keys"][i].mean()] * 2)
-    return fig
-
-
-@projector_style
 def layer_profiles(stats, layers, var_ylim=None, variance="pairs"):
     """Small multiples of ``layer_profile`` side by side for the given 1-based layers (lesson 08).
 
@@ -936,37 +893,11 @@ def training_curves(steps, curves, scalings, ax=None, title=None, uniform_entrop
         ax[2].axhline(uniform_entropy, color=PALETTE["black"], ls="--", lw=1)
         ax[2].annotate("uniform (log S)", (steps[-1], uniform_entropy), ha="right", va="bottom")
         ax[2].set_ylim(top=1.15 * uniform_entropy)
+    for a in (ax[0], ax[2]):  # loss and entropy (nats) from 0, ticks at 1, 2 or 5 × 10^k: labels as wide in
+        a.set_ylim(bottom=0.0)  # every slider state ("2.5", never "−0.5" or "1.25")
+        a.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(steps=[1, 2, 5, 10]))
     if title:
         fig.suptitle(title)
-    return fig
-
-
-@projector_style
-def update_training_curves(fig, steps, curves, scalings, title=None, uniform_entropy=None):
-    """Change a Figure ``training_curves`` made (its own axes, same steps and scalings) in place to show
-    ``curves``, with the pixels a new ``training_curves(steps, curves, scalings, title=title,
-    uniform_entropy=uniform_entropy)`` draws (lesson 07's browser reuses one Figure). Returns ``fig``."""
-    curves = np.asarray(curves, float)
-    for row, a in enumerate(fig.axes[:3]):
-        for i, line in enumerate(a.lines[:len(scalings)]):
-            line.set_ydata(curves[i, row])
-        # the y limits a new figure gets: autoscaled to the curves; axhline rescales only if its line falls outside
-        extra = a.lines[len(scalings):]
-        for line in extra:
-            line.set_visible(False)
-        a.relim(visible_only=True)
-        for line in extra:
-            line.set_visible(True)
-        a.set_autoscaley_on(True)
-        a.autoscale_view(scalex=False)
-        low, high = a.get_ybound()
-        if any(not low <= y <= high for line in extra for y in line.get_ydata()):
-            a.relim()
-            a.autoscale_view(scalex=False)
-    if uniform_entropy is not None:
-        fig.axes[2].set_ylim(top=1.15 * uniform_entropy)
-    if title:
-        fig._suptitle.set_text(title)
     return fig
 
 

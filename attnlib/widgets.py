@@ -4,9 +4,9 @@ A slider view is a draw function over a finite grid of states; a *frame* is the 
 ``SliderView.render`` makes a frame (one function, so a frame is byte-identical in the live view, the
 frame store and the course site). The browser keeps the frames it has and swaps them on input
 (``frameslider.js``, the same file the course site runs); in JupyterLab it asks the kernel for the
-frames it lacks, which one worker thread per view renders (the asked-for frame first, then the ones
-ahead) under one lock around matplotlib. Views draw from data computed beforehand: no Monte Carlo
-runs on a slider move. Tests drive a view without a browser with ``set``, ``render`` and ``last_figure``.
+frames it lacks, which the kernel's main event loop draws one per turn, the asked-for frame first, then
+the ones ahead (no threads, no locks). Views draw from data computed beforehand: no Monte Carlo runs on
+a slider move. Tests drive a view without a browser with ``set``, ``render`` and ``last_figure``.
 
 Sections below belong to lesson groups; keep additions inside your section.
 """
@@ -19,7 +19,6 @@ import itertools
 import math
 import pathlib
 import re
-import threading
 from collections import OrderedDict
 from fractions import Fraction
 
@@ -88,84 +87,14 @@ def options_slider(description, options, value=None) -> Slider:
     return Slider(description, [v for _, v in pairs], [r for r, _ in pairs], pairs[0][1] if value is None else value)
 
 
-class RenderLock:
-    """The one lock around matplotlib (re-entrant). A render a reader waits for goes before a render ahead:
-    ``with lock(ahead=True)`` waits while any other render is asked for (do not take it ahead inside a held lock).
+def _kernel_loop():
+    """The event loop of the kernel's main thread, the thread that runs the cells; None outside a kernel."""
+    try:
+        from IPython import get_ipython
 
-    It also follows IPython's cells (``watch_cells``): ``idle`` is set while no cell runs, ``cells`` counts the
-    cells run, and a cell that starts waits for the frame being drawn. A cell's plots and a frame's drawing
-    both change matplotlib's global rcParams, so they must never overlap."""
-
-    def __init__(self):
-        self._lock, self._turn, self._asked = threading.RLock(), threading.Condition(), 0
-        self.idle, self.cells, self._shell = threading.Event(), 0, None
-        # One Agg renderer per canvas size, shared by every draw of that size: matplotlib caches text
-        # measurements per renderer, so a new one per render measured every label again (and re-parsed the
-        # mathtext of log-axis labels). A renderer is cleared before each draw; the pixels do not depend on it.
-        self.renderers = OrderedDict()  # (width px, height px, dpi) -> RendererAgg, least recently used first
-
-    @contextlib.contextmanager
-    def __call__(self, ahead=False):
-        while ahead:  # take the lock only while nobody asked for it
-            with self._turn:
-                self._turn.wait_for(lambda: self._asked == 0)
-            self._lock.acquire()
-            with self._turn:
-                if self._asked == 0:
-                    break
-            self._lock.release()  # someone asked while this waited: they go first
-        if ahead:
-            try:
-                yield
-            finally:
-                self._lock.release()
-            return
-        with self._turn:
-            self._asked += 1
-        try:
-            self._lock.acquire()
-        finally:
-            with self._turn:
-                self._asked -= 1
-                self._turn.notify_all()
-        try:
-            yield
-        finally:
-            self._lock.release()
-
-
-    def watch_cells(self) -> None:
-        """Follow the cells of the running IPython shell (hooks registered once per shell); none: always idle."""
-        try:
-            from IPython import get_ipython
-
-            shell = get_ipython()
-        except ImportError:
-            shell = None
-        with self._turn:
-            if shell is None or shell is self._shell:
-                if shell is None:
-                    self.idle.set()
-                return
-            self._shell = shell
-        shell.events.register("pre_run_cell", self._cell_starts)
-        shell.events.register("post_run_cell", self._cell_ends)
-        if getattr(shell.displayhook, "exec_result", None) is None:  # IPython sets it while a cell runs
-            self.idle.set()
-        else:
-            self.idle.clear()
-
-    def _cell_starts(self, *_):
-        self.idle.clear()
-        with self():  # a frame being drawn now is finished before the cell starts
-            pass
-
-    def _cell_ends(self, *_):
-        self.cells += 1
-        self.idle.set()
-
-
-RENDER_LOCK = RenderLock()
+        return get_ipython().kernel.io_loop.asyncio_loop
+    except (ImportError, AttributeError):
+        return None
 
 
 class SliderView(anywidget.AnyWidget):
@@ -173,12 +102,17 @@ class SliderView(anywidget.AnyWidget):
 
     ``draw`` must depend only on the slider values (it draws from data computed once), so a state's frame
     is a pure function of that state: the same values give the same bytes whatever was rendered before.
-    Layout: the view's figure is laid out once, by its own constrained layout, at its *reference state*
-    (default: the sliders' first values); every state is drawn at those frozen positions (axes, colour
-    bars, suptitle) in one Agg pass, so panels stay put as the sliders move, and a state whose text
-    reaches further moves only those axes in (``_draw_and_render``). With a frame store (``store``,
-    ``attnlib.frames``), a frame is looked up there by a hash of everything it depends on before it is
-    drawn, and a frame drawn here is put there.
+
+    Layout: the *reference state* (default: the sliders' first values) is laid out once by its own
+    constrained layout; every state is drawn at those axes and super-title positions, so panels stay put
+    as the sliders move and no state pays for a layout pass. Hence the rule for a slider figure: every
+    state's text must fit the reference's layout (fixed tick formats; give ``reference`` the state with
+    the widest labels). The site build checks it for every state of every lesson (tests/test_figure_text.py).
+
+    Threads: none of its own. A frame is drawn on the thread that runs the cells (a cell's plots and a
+    frame's drawing both change matplotlib's global rcParams, so they must never overlap): in a kernel,
+    the front end's requests (which JupyterLab may deliver on a widget subshell's thread) are handed to
+    the kernel's main event loop, which draws one asked-for frame per turn, between cells and messages.
     """
 
     _esm = pathlib.Path(__file__).with_name("frameslider.js")
@@ -189,11 +123,8 @@ class SliderView(anywidget.AnyWidget):
     first_state = traitlets.Int(0).tag(sync=True)
     CACHE_SIZE = 64  # frames kept per view (tens of kB each; Figures are not kept)
 
-    def __init__(self, draw, sliders: dict, update=None, reference=None, store="default"):
-        """``update(fig, **values)``, optional: change a Figure that ``draw`` made (for any state) in place so
-        that it shows ``values``, with the same pixels as ``draw(**values)``; the view then keeps one Figure.
-
-        ``store``: a ``frames.FrameStore``, None for none, or "default": ``frames.default_store()``."""
+    def __init__(self, draw, sliders: dict, reference=None, store="default"):
+        """``store``: a ``frames.FrameStore``, None for none, or "default": ``frames.default_store()``."""
         from . import frames
 
         if isinstance(store, str) and store == "default":
@@ -204,26 +135,24 @@ class SliderView(anywidget.AnyWidget):
         if not sliders or bad:
             raise TypeError(f"sliders must be Slider objects (int_slider, float_slider, options_slider); "
                             f"got {bad or 'none'}")
-        self.store, self._frame_view = store, None  # view_fingerprint once computed ("" if it cannot be keyed)
-        self.draw, self.update_figure, self._spare = draw, update, None
-        self.sliders = dict(sliders)
+        self.draw, self.store, self.sliders = draw, store, dict(sliders)
         names = list(self.sliders)  # every state once, in ``state`` order (the last slider varies fastest)
         self._states = [dict(zip(names, combo, strict=True))
                         for combo in itertools.product(*(s.values for s in self.sliders.values()))]
-        self._reference = {name: s.value for name, s in self.sliders.items()}
-        if reference is not None:
-            if not isinstance(reference, dict) or set(reference) != set(self.sliders):
-                raise ValueError(f"reference must give a value for each slider {sorted(self.sliders)}; "
-                                 f"got {reference!r}")
-            self._reference = {name: reference[name] for name in self.sliders}
-        self._layout, self._rendered, self._figure = None, OrderedDict(), (None, None)
-        self._queue, self._queued, self._worker = [], threading.Condition(), None
-        self._drawing, self._seen = None, (None, None)  # state the worker draws now; (cells, digest) checked last
-        RENDER_LOCK.watch_cells()
-        start = self._index({name: s.value for name, s in self.sliders.items()})
+        start = {name: s.value for name, s in self.sliders.items()}
+        if reference is not None and (not isinstance(reference, dict) or set(reference) != set(names)):
+            raise ValueError(f"reference must give a value for each slider {sorted(names)}; got {reference!r}")
+        self._reference = start if reference is None else {name: reference[name] for name in names}
+        self._frames, self._layout, self._inputs, self._recheck = OrderedDict(), None, (None, None), True
+        self._queue, self._loop, self._shell = [], _kernel_loop(), None
+        with contextlib.suppress(ImportError, AttributeError):  # outside IPython: inputs are hashed once
+            from IPython import get_ipython
+
+            self._shell = get_ipython()
+            self._shell.events.register("post_run_cell", self._cell_ran)
         front = [{"label": s.label, "unit": s.unit, "readouts": s.readouts} for s in self.sliders.values()]
-        super().__init__(spec=front, state=start, first_state=start,
-                         first=self.render(self._states[start]))
+        index = self._index(start)
+        super().__init__(spec=front, state=index, first_state=index, first=self.render(start))
         self.on_msg(self._on_msg)
 
     def __repr__(self):  # stable text for notebooks (no memory address)
@@ -256,116 +185,6 @@ class SliderView(anywidget.AnyWidget):
         return [{"name": name, "label": s.label, "unit": s.unit, "values": s.values, "readouts": s.readouts,
                  "index": s.index(now[name])} for name, s in self.sliders.items()]
 
-    @property
-    def last_figure(self):
-        """The Figure of the state shown now (drawn again if only its frame was kept)."""
-        with RENDER_LOCK():
-            key = _key(self.values())
-            if self._figure[0] != key:
-                self._figure = (key, self._draw_and_render(self.values(), reuse=False)[0])
-            return self._figure[1]
-
-    # ---- frames ----
-    def render(self, values: dict, ahead=False, idle=None) -> bytes:
-        """The frame (PNG) of ``values``: kept, stored, or drawn now (then kept and stored).
-
-        ``ahead``: no one waits for it (renders someone waits for go first). ``idle``: an Event set while no
-        cell runs (``RENDER_LOCK.idle``); the store lookup and the drawing then wait for it and never overlap
-        a cell (the worker's case). The store key is made just before the lookup, with the settings in force."""
-        self._check_inputs()
-        key = _key(values)
-        png = self._rendered.get(key)
-        while png is None:
-            if idle is not None:
-                idle.wait()
-            with RENDER_LOCK(ahead):
-                if idle is not None and not idle.is_set():
-                    continue  # a cell started meanwhile: it goes first
-                stored = self._frame_key(values)
-                png = self._stored(stored)
-                if png is None:
-                    png = self._draw_and_render(values)[1]
-                    self._keep(stored, png)
-        self._rendered[key] = png
-        while len(self._rendered) > self.CACHE_SIZE:
-            self._rendered.popitem(last=False)
-        return png
-
-    def _check_inputs(self) -> None:
-        """Once per cell run: if what the frames depend on changed (data edited in place, a global the draw
-        reads, matplotlib's settings), forget the frames and layout kept for the old inputs."""
-        from . import frames
-
-        if self._seen[0] == RENDER_LOCK.cells:
-            return
-        try:
-            digest = (frames.view_fingerprint(self), frames._rc_digest([]))
-        except Exception:  # noqa: BLE001 - inputs that cannot be hashed: keep what is kept, draw without a store
-            digest = None
-        if self._seen[0] is not None and (digest is None or digest != self._seen[1]):
-            self._rendered.clear()
-            self._layout, self._spare, self._figure = None, None, (None, None)
-        self._frame_view = (digest[0] or "") if digest else ""
-        self._seen = (RENDER_LOCK.cells, digest)
-
-    def _frame_key(self, values: dict):
-        """The frame store's key for ``values`` (``frames.frame_key``), or None without a store or a key."""
-        if self.store is None:
-            return None
-        from . import frames
-
-        try:
-            if self._frame_view is None:
-                self._frame_view = frames.view_fingerprint(self) or ""
-            return frames.frame_key(self, values, self._frame_view) if self._frame_view else None
-        except Exception:  # noqa: BLE001 - something in the draw's reach broke the hashing: draw without the store
-            self._frame_view = ""
-            return None
-
-    def _stored(self, key):
-        try:
-            return None if key is None else self.store.get(key)
-        except OSError:  # a store that cannot be read: draw instead
-            return None
-
-    def _keep(self, key, png: bytes) -> None:
-        with contextlib.suppress(OSError):  # a store that cannot be written is skipped: the view still works
-            if key is not None:
-                self.store.put(key, png)
-
-    # ---- serving the front end: one worker thread, the asked-for frames first ----
-    def _on_msg(self, _widget, content, _buffers):
-        """{type: "want", now: [states], ahead: [states]}: replaces what was queued before."""
-        if not isinstance(content, dict) or content.get("type") != "want":
-            return
-        n = len(self._states)
-        queue = [(s, False) for s in content.get("now", [])] + [(s, True) for s in content.get("ahead", [])]
-        with self._queued:  # the frame being drawn now is sent when done: not queued again
-            self._queue = [(s, a) for s, a in queue if type(s) is int and 0 <= s < n and s != self._drawing]
-            if self._worker is None or not self._worker.is_alive():
-                self._worker = threading.Thread(target=self._serve, name="SliderView frames", daemon=True)
-                self._worker.start()
-            self._queued.notify()
-
-    def _serve(self):
-        while True:
-            with self._queued:
-                self._queued.wait_for(lambda: self._queue or self.comm is None)
-                if self.comm is None:  # the view was closed
-                    return
-                self._drawing, ahead = self._queue.pop(0)
-            state = self._drawing
-            try:
-                png = self.render(self._states[state], ahead=ahead, idle=RENDER_LOCK.idle)
-                message, buffers = {"type": "frame", "state": state}, [png]
-            except Exception as err:  # noqa: BLE001 - the reader sees what went wrong; the worker goes on
-                text = f"This state could not be drawn: {err!r}"
-                message, buffers = {"type": "error", "state": state, "text": text}, []
-            with self._queued:
-                self._drawing = None
-            with contextlib.suppress(Exception):  # a view closed meanwhile: nothing to send to
-                self.send(message, buffers=buffers or None)
-
     @traitlets.validate("state")
     def _valid_state(self, proposal):
         n = len(self._states)
@@ -373,204 +192,145 @@ class SliderView(anywidget.AnyWidget):
             raise traitlets.TraitError(f"state must index the view's {n} states (0..{n - 1}); got {proposal['value']}")
         return proposal["value"]
 
-    def close(self):
-        super().close()
-        if hasattr(self, "_queued"):  # not when __init__ raised before making it
-            with self._queued:
-                self._queued.notify()
-
-    # ---- drawing one state at the reference layout ----
-    def _new_figure(self, values: dict, reuse=True):
-        """A Figure showing ``values``: the view's one Figure updated in place if it has ``update``, else a new one."""
-        if not reuse or self.update_figure is None:
-            return self.draw(**values)
-        if self._spare is None:
-            self._spare = self.draw(**values)
-        else:
-            self.update_figure(self._spare, **values)
-        return self._spare
-
-    def _draw_and_render(self, values: dict, reuse=True):
-        """(closed Figure, PNG) of ``values``: at the reference layout when its text fits there, else laid out anew.
-
-        The first call lays out the reference state (constrained layout) and keeps its axes positions
-        and how far each axes' text reaches beyond it. A state is then drawn at those positions; if any
-        of its text reaches further than the reference's did (wider tick labels, a longer label), the
-        sides of those axes move in by the excess and the same Figure is drawn once more (no second
-        ``draw`` call, no layout pass). Only if that still does not fit (text that belongs to no axes
-        leaving the figure, say) is the state drawn again with its own constrained layout. Each way the
-        result depends on ``values`` alone. The constrained-layout fallback always draws a new Figure,
-        so the kept one (``update``) stays at the reference layout. Caller holds ``RENDER_LOCK``.
-        """
-        if self._layout is None:
-            ref = self.draw(**self._reference)
-            png, texts = _png(ref, record_text=True)
-            self._layout = _measure_layout(ref, texts)
-            plt.close(ref)
-            if _key(values) == _key(self._reference):
-                return ref, png
-        fig = self._new_figure(values, reuse)
-        if fig is self._spare and len(fig.axes) != len(self._layout["axes"]):
-            self._spare = None  # an update that added or removed axes: draw this state anew
-            fig = self.draw(**values)
-        if _apply_layout(fig, self._layout):
-            canvas, texts = _agg_draw(fig, record_text=True)
-            fits = _text_fits(fig, texts, self._layout)
-            room = None if fits else _make_room(fig, texts, self._layout)
-            if room is not None:
-                canvas, texts = _agg_draw(fig, record_text=True)
-                fits = _text_fits(fig, texts, room)
-            plt.close(fig)
-            if fits:
-                return fig, _encode(canvas)
-            fig = self.draw(**values)
-        png = _png(fig)
+    @property
+    def last_figure(self):
+        """A Figure of the state shown now, as its frame shows it (drawn again; closed in pyplot)."""
+        fig = self.figure(self.values())
         plt.close(fig)
-        return fig, png
+        return fig
 
+    # ---- frames ----
+    def figure(self, values: dict):
+        """A new Figure of ``values`` at the reference layout (the Figure its frame is the picture of)."""
+        fig = self.draw(**values)
+        if self._layout is None:
+            ref = fig if _key(values) == _key(self._reference) else self.draw(**self._reference)
+            ref.draw_without_rendering()  # its layout engine places the axes
+            self._layout = ([ax.get_position(original=True).frozen() for ax in ref.axes],
+                            {name: getattr(ref, name).get_position() for name in _SUPER if getattr(ref, name, None)})
+            if ref is not fig:
+                plt.close(ref)
+        axes, texts = self._layout
+        if len(fig.axes) == len(axes):  # otherwise (axes added or gone) the state keeps its own layout
+            fig.set_layout_engine("none")
+            for ax, pos in zip(fig.axes, axes, strict=True):
+                ax.set_position(pos, which="both")
+            for name, xy in texts.items():
+                if getattr(fig, name, None) is not None:
+                    getattr(fig, name).set_position(xy)
+        return fig
 
-def _measure_layout(fig, texts) -> dict:
-    """Where constrained layout put ``fig``'s axes (colour bars included) and super-titles, and how
-    far (pixels) the drawn ``texts`` of each axes reach beyond it on each side. ``fig`` has been drawn."""
-    return {
-        "axes": [ax.get_position(original=True).frozen() for ax in fig.axes],
-        "reach": _text_reach(fig, texts),
-        "texts": {name: getattr(fig, name).get_position() for name in ("_suptitle", "_supxlabel", "_supylabel")
-                  if getattr(fig, name, None) is not None},
-    }
+    def render(self, values: dict) -> bytes:
+        """The frame (PNG) of ``values``: kept, from the store, or drawn now (then kept and stored)."""
+        if self._recheck:
+            self._check_inputs()
+        key = _key(values)
+        png = self._frames.get(key)
+        if png is None:
+            stored = self._frame_key(values)
+            with contextlib.suppress(OSError):  # a store that cannot be read: draw instead
+                png = None if stored is None else self.store.get(stored)
+            if png is None:
+                fig = self.figure(values)
+                png = _png(fig)
+                plt.close(fig)
+                with contextlib.suppress(OSError):  # a store that cannot be written is skipped
+                    if stored is not None:
+                        self.store.put(stored, png)
+        self._frames[key] = png
+        self._frames.move_to_end(key)
+        while len(self._frames) > self.CACHE_SIZE:
+            self._frames.popitem(last=False)
+        return png
 
+    def _cell_ran(self, *_):
+        self._recheck = True
 
-def _text_reach(fig, texts) -> list:
-    """Per axes of ``fig``: (left, bottom, right, top) pixels its drawn texts reach beyond its frame."""
-    import numpy as np
+    def _check_inputs(self) -> None:
+        """(First render, and after each cell run.) If what the frames depend on changed (data edited in
+        place, a global the draw reads, matplotlib's settings), forget the frames and layout kept."""
+        from . import frames
 
-    renderer = fig.canvas.get_renderer()
-    reach = [[0.0, 0.0, 0.0, 0.0] for _ in fig.axes]
-    index = {}  # id(Text) -> index of its axes (axis labels and tick labels do not set .axes)
-    for i, ax in enumerate(fig.axes):
-        for axis in ax._axis_map.values():
-            index[id(axis.label)] = index[id(axis.offsetText)] = i
-            for tick in (*axis.majorTicks, *axis.minorTicks):
-                index[id(tick.label1)] = index[id(tick.label2)] = i
-    axes_index = {id(ax): i for i, ax in enumerate(fig.axes)}
-    for text in texts:
-        i = index.get(id(text), axes_index.get(id(text.axes)))
-        if i is None:
-            continue
-        box, frame = text.get_window_extent(renderer), fig.axes[i].get_window_extent(renderer)
-        out = (frame.x0 - box.x0, frame.y0 - box.y0, box.x1 - frame.x1, box.y1 - frame.y1)
-        reach[i] = list(np.maximum(reach[i], out))
-    return reach
+        try:
+            inputs = (frames.view_fingerprint(self), frames._rc_digest([]))
+        except Exception:  # noqa: BLE001 - inputs that cannot be hashed: no store, and nothing kept across cells
+            inputs = (None, None)
+        if inputs[1] is None or inputs != self._inputs:  # (the first check finds nothing kept)
+            self._frames.clear()
+            self._layout = None
+        self._inputs, self._recheck = inputs, False
 
+    def _frame_key(self, values: dict):
+        """The frame store's key for ``values`` (``frames.frame_key``), or None without a store or a key."""
+        from . import frames
 
-def _text_fits(fig, texts, layout, tol_px=0.5) -> bool:
-    """True if no text of ``fig`` reaches beyond its axes further than in the reference, nor leaves the figure."""
-    renderer = fig.canvas.get_renderer()
-    width, height = renderer.width, renderer.height
-    for text in texts:
-        box = text.get_window_extent(renderer)
-        if box.x0 < -tol_px or box.y0 < -tol_px or box.x1 > width + tol_px or box.y1 > height + tol_px:
-            return False
-    for now, ref in zip(_text_reach(fig, texts), layout["reach"], strict=True):
-        if any(n > r + tol_px for n, r in zip(now, ref, strict=True)):
-            return False
-    return True
-
-
-def _make_room(fig, texts, layout: dict):
-    """Move the sides of ``fig``'s axes in by how far their drawn ``texts`` reach beyond the reference's.
-
-    ``fig`` is at the reference layout (``_apply_layout``) and has been drawn. Returns the layout
-    the moved figure must fit (the reference's reach plus each move), or None when moving axes
-    cannot help: nothing reaches further than the reference (so some other text left the figure).
-    """
-    width, height = fig.canvas.get_renderer().width, fig.canvas.get_renderer().height
-    axes, reach, moved = [], [], False
-    for ax, pos, now, ref in zip(fig.axes, layout["axes"], _text_reach(fig, texts), layout["reach"], strict=True):
-        left, bottom, right, top = (max(0.0, float(n) - float(r)) for n, r in zip(now, ref, strict=True))
-        moved = moved or left + bottom + right + top > 0.5
-        x0, y0 = pos.x0 + left / width, pos.y0 + bottom / height
-        x1, y1 = pos.x1 - right / width, pos.y1 - top / height
-        if x1 <= x0 or y1 <= y0:
+        if self._recheck:
+            self._check_inputs()
+        if self.store is None or not self._inputs[0]:
             return None
-        box = type(pos).from_extents(x0, y0, x1, y1)
-        ax.set_position(box, which="both")
-        axes.append(box)
-        reach.append([float(r) + e for r, e in zip(ref, (left, bottom, right, top), strict=True)])
-    return {**layout, "axes": axes, "reach": reach} if moved else None
+        try:
+            return frames.frame_key(self, values, self._inputs[0])
+        except Exception:  # noqa: BLE001 - something in the state broke the hashing: draw without the store
+            return None
+
+    # ---- serving the front end: the asked-for frames, one per turn of the kernel's main loop ----
+    def _on_msg(self, _widget, content, _buffers):
+        """{type: "want", now: [states], ahead: [states]}: replaces what was asked before (any thread)."""
+        if not isinstance(content, dict) or content.get("type") != "want":
+            return
+        n = len(self._states)
+        wanted = [s for s in (*content.get("now", []), *content.get("ahead", [])) if type(s) is int and 0 <= s < n]
+        if self._loop is None:  # outside a kernel: at once, on this thread
+            self._queue = wanted
+            while self._queue:
+                self._send_next()
+        else:
+            self._loop.call_soon_threadsafe(self._want, wanted)
+
+    def _want(self, wanted: list) -> None:
+        if not self._queue and wanted:
+            self._loop.call_soon(self._send_next)
+        self._queue = wanted
+
+    def _send_next(self) -> None:
+        """Send the frame of the first state asked for (drawn if need be); the next one on the loop's next turn."""
+        if not self._queue or self.comm is None:
+            return
+        state = self._queue.pop(0)
+        try:
+            message, buffers = {"type": "frame", "state": state}, [self.render(self._states[state])]
+        except Exception as err:  # noqa: BLE001 - the reader sees what went wrong; the other states go on
+            text = f"This state could not be drawn: {err!r}"
+            message, buffers = {"type": "error", "state": state, "text": text}, None
+        with contextlib.suppress(Exception):  # a view closed meanwhile: nothing to send to
+            self.send(message, buffers=buffers)
+        if self._queue and self._loop is not None:
+            self._loop.call_soon(self._send_next)
+
+    def close(self):
+        self._queue = []
+        if getattr(self, "_shell", None) is not None:
+            with contextlib.suppress(ValueError):
+                self._shell.events.unregister("post_run_cell", self._cell_ran)
+        super().close()
 
 
-def _apply_layout(fig, layout: dict) -> bool:
-    """Turn ``fig``'s layout engine off and put its axes and super-titles where ``layout`` says.
-
-    Returns False (and changes nothing) if ``fig``'s axes do not match the measured ones.
-    """
-    if len(fig.axes) != len(layout["axes"]):
-        return False
-    fig.set_layout_engine("none")
-    for ax, pos in zip(fig.axes, layout["axes"], strict=True):
-        ax.set_position(pos, which="both")
-    for name, xy in layout["texts"].items():
-        if getattr(fig, name, None) is not None:
-            getattr(fig, name).set_position(xy)
-    return True
+_SUPER = ("_suptitle", "_supxlabel", "_supylabel")
 
 
-def _png(fig, record_text=False):
-    """``fig`` as a 256-colour PNG: a third of the bytes of the RGBA one for these flat-coloured
-    plots (less to send and decode on each move), same look (max channel error measured in the tests).
-
-    One Agg pass into memory (the pixels ``savefig(format="png")`` would write, without encoding
-    and decoding an RGBA PNG on the way), then quantised and written at zlib level 6.
-    With ``record_text``, returns (PNG, the Text artists drawn).
-    """
-    canvas, texts = _agg_draw(fig, record_text)
-    return (_encode(canvas), texts) if record_text else _encode(canvas)
-
-
-def _agg_draw(fig, record_text=False):
-    """Draw ``fig`` once on an Agg canvas; returns (canvas, the Text artists drawn if ``record_text``).
-
-    Holds ``RENDER_LOCK`` (re-entrant), whose Agg renderers (one per canvas size) serve one draw at a time."""
-    with RENDER_LOCK():
-        return _agg_draw_locked(fig, record_text, RENDER_LOCK.renderers)
-
-
-def _agg_draw_locked(fig, record_text, renderers):
+def _png(fig) -> bytes:
+    """``fig`` drawn once on an Agg canvas, as a 256-colour PNG (``_encode``)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     canvas = FigureCanvasAgg(fig)
-    size = (*canvas.get_width_height(physical=True), fig.dpi)
-    if size in renderers:
-        renderers.move_to_end(size)
-        canvas.renderer, canvas._lastKey = renderers[size], size  # what get_renderer() checks to reuse it
-    else:
-        renderers[size] = canvas.get_renderer()
-        if len(renderers) > 8:
-            renderers.popitem(last=False)
-    texts = []
-    if record_text:
-        renderer = canvas.get_renderer()  # the one draw() reuses (same size and dpi)
-        draw_text = renderer.draw_text
-
-        def recording(gc, x, y, s, prop, angle, ismath=False, mtext=None):
-            if mtext is not None:
-                texts.append(mtext)
-            return draw_text(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
-
-        renderer.draw_text = recording
-        try:
-            canvas.draw()
-        finally:
-            del renderer.draw_text  # a shared renderer must not keep this render's recorder
-    else:
-        canvas.draw()
-    return canvas, texts
+    canvas.draw()
+    return _encode(canvas)
 
 
 def _encode(canvas) -> bytes:
-    """The canvas's pixels as a 256-colour PNG, zlib level 6 (level 1 saves ~1.5 ms a render but makes
-    the static site 18 MB, over its 15 MB budget)."""
+    """The canvas's pixels as a 256-colour PNG, zlib level 6: a third of the bytes of the RGBA PNG for these
+    flat-coloured plots, same look (max channel error measured in the tests); level 1 saves ~1.5 ms a render
+    but makes the static site 18 MB, over its 15 MB budget."""
     import numpy as np
     from PIL import Image
 
@@ -586,17 +346,15 @@ def _key(values: dict) -> tuple:
     return tuple((name, round(v, 9) if isinstance(v, float) else v) for name, v in values.items())
 
 
-def slider_view(draw, update=None, reference=None, store="default", **sliders) -> SliderView:
+def slider_view(draw, reference=None, store="default", **sliders) -> SliderView:
     """A ``SliderView`` of ``draw(**values) -> Figure`` over the named sliders' grids (``int_slider``, ...).
 
-    update : optional ``update(fig, **values)`` that changes a Figure ``draw`` made in place to show
-    ``values`` with the same pixels as a new ``draw(**values)`` (faster for figures with many ticks).
     reference : optional slider values whose constrained layout every state is drawn at (default: the
-    sliders' initial values). Give the state with the widest tick labels, and every state fits in one pass.
+    sliders' initial values); give the state with the widest tick labels.
     store : a ``frames.FrameStore`` whose frames (keyed by ``frames.frame_key``) are shown without drawing
     and which keeps what is drawn; None for none; "default": the folder in env ATTNLIB_FRAMES, if set.
     """
-    return SliderView(draw, sliders, update=update, reference=reference, store=store)
+    return SliderView(draw, sliders, reference=reference, store=store)
 
 
 # ---- text that follows JupyterLab's content font size (Presentation Mode enlarges it) ----------
@@ -903,9 +661,11 @@ def sigma_view(standard_samples, sigma_max=3.0, lim=12.0) -> SliderView:
         sample = sigma_q * sigma_k * standard_samples[d_k]
         return plots.scaled_logit_density(sample, d_k, sigma_q, sigma_k, lim=lim, bins=96)
 
+    start = d_ks[len(d_ks) // 2]
     return slider_view(
         draw,
-        d_k=options_slider("d_k", d_ks, d_ks[len(d_ks) // 2]),
+        reference={"d_k": start, "sigma_q": 0.25, "sigma_k": 0.25},  # the widest y tick labels ("10.00")
+        d_k=options_slider("d_k", d_ks, start),
         sigma_q=float_slider("σ_q", 0.25, sigma_max, 1.0, step=0.25),
         sigma_k=float_slider("σ_k", 0.25, sigma_max, 1.0, step=0.25),
     )
@@ -923,11 +683,8 @@ def temperature_view(logits, temps, probs, entropy, value=8.0) -> SliderView:
     def draw(temperature):
         return plots.temperature_panel(logits, temps, probs, entropy, temperature)
 
-    def update(fig, temperature):
-        return plots.update_temperature_panel(fig, logits, temps, probs, entropy, temperature)
-
     slider = float_slider("temperature T", float(temps[0]), float(temps[-1]), value, step=step)
-    return slider_view(draw, update=update, temperature=slider)
+    return slider_view(draw, temperature=slider)
 
 
 def at_scale_view(raw, d_k=None) -> SliderView:
@@ -990,9 +747,7 @@ def minilm_layer_view(stats, var_ylim=None, variance="pairs"):
 
     n_layers = int(stats["var_logit"].shape[0])
     kw = {"var_ylim": var_ylim, "variance": variance}
-    update = (lambda fig, layer: plots.update_layer_profile(fig, stats, layer, **kw)) if var_ylim else None
-    return slider_view(lambda layer: plots.layer_profile(stats, layer, **kw), update=update,
-                       layer=int_slider("layer", 1, n_layers, 1))
+    return slider_view(lambda layer: plots.layer_profile(stats, layer, **kw), layer=int_slider("layer", 1, n_layers, 1))
 
 
 # lesson 07
@@ -1007,17 +762,11 @@ def training_browser(steps, curves, scalings, d_ks, lrs, uniform_entropy=None) -
 
     d_ks, lrs = list(d_ks), list(lrs)
 
-    def shown(d_k, lr):  # the arguments both draw and update pass on for one state
-        return {"steps": steps, "curves": curves[:, d_ks.index(d_k), lrs.index(lr)], "scalings": scalings,
-                "title": f"d_k = {d_k}, learning rate = {lr:g}", "uniform_entropy": uniform_entropy}
-
     def draw(d_k, lr):
-        return plots.training_curves(**shown(d_k, lr))
+        return plots.training_curves(steps, curves[:, d_ks.index(d_k), lrs.index(lr)], scalings,
+                                     title=f"d_k = {d_k}, learning rate = {lr:g}", uniform_entropy=uniform_entropy)
 
-    def update(fig, d_k, lr):
-        return plots.update_training_curves(fig, **shown(d_k, lr))
-
-    return slider_view(draw, update=update, d_k=options_slider("d_k", d_ks), lr=options_slider("learning rate", lrs))
+    return slider_view(draw, d_k=options_slider("d_k", d_ks), lr=options_slider("learning rate", lrs))
 
 
 # ---------------------------------------------------------------------------

@@ -3,9 +3,9 @@
 
 For every lesson, runs the notebook in a fresh kernel, finds every slider view
 (attnlib.widgets.SliderView), takes each slider to 5 values across its grid (the other sliders where the
-view stands) and times what the view's worker does for a frame the front end lacks, without a frame
-store: ``SliderView._draw_and_render`` under ``RENDER_LOCK`` (draw, or the view's ``update`` hook, at the
-frozen reference layout + its 256-colour PNG), the view's kept frames cleared first.
+view stands) and times what the view does for a frame the front end lacks, without a frame
+store: ``SliderView.figure`` (draw at the frozen reference layout) + its 256-colour PNG, the view's kept
+frames cleared first.
 The floor, in the same kernel and the same rounds, rebuilds the figure that callback produced from the
 data its artists already hold (``pickle.loads`` of the figure: no maths, no plotting calls) and renders
 it to PNG once, as SliderView.render does. Goal: callback / floor <= 1.2, i.e. nothing but drawing
@@ -33,7 +33,6 @@ GOAL = 1.2
 PROBE = r"""
 import gc, io, pickle, statistics, time, warnings
 import matplotlib.pyplot as plt
-from attnlib import widgets as _w
 from attnlib.widgets import SliderView, _png
 
 def _bench_values(s):  # 5 values across the slider's grid
@@ -49,11 +48,12 @@ def _bench_views(repeats):
             for _ in range(repeats):
                 for v in _bench_values(s):
                     values = {**view.values(), name: v}
-                    view._rendered.clear()  # a cold state: the view keeps the frames it rendered
-                    # what the view's worker does for a frame it lacks (SliderView.render without a store)
+                    view._frames.clear()  # a cold state: the view keeps the frames it rendered
+                    # what the view does for a frame it lacks (SliderView.render without a store)
                     t0 = time.perf_counter()
-                    with _w.RENDER_LOCK():
-                        fig, _ = view._draw_and_render(values)
+                    fig = view.figure(values)
+                    _png(fig)
+                    plt.close(fig)
                     cb.append(time.perf_counter() - t0)
                     try:
                         blob = pickle.dumps(fig)

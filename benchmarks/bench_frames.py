@@ -11,8 +11,8 @@ store (a new folder: what a learner pays after editing the code or data behind a
 store), once with the filled store. After its last cell, a second client on the same kernel presses each view
 as ``attnlib/frameslider.js`` does for a frame it lacks: the comm message ``{"type": "want", "now": [state],
 "ahead": []}`` (ipywidgets' "custom" method), timed until the kernel's iopub carries that state's
-``{"type": "frame"}`` with the PNG. The presses come from outside any cell, as a browser's do (the view's
-worker draws between cells). States the view has not rendered yet (a first press: no PNG kept in the view),
+``{"type": "frame"}`` with the PNG. The presses come from outside any cell, as a browser's do (the kernel's main
+loop draws between cells). States the view has not rendered yet (a first press: no PNG kept in the view),
 up to --states per view in a seeded random order, the same states in both runs. Time is wall time over the
 kernel's ZMQ sockets (no browser, no websocket).
 Prints per lesson the median and p95 in ms of each run, how many presses the filled store served (a
@@ -44,7 +44,7 @@ from ipywidgets.widgets.widget import _instances as _all_widgets
 from attnlib.widgets import SliderView as _SliderView, _key as _state_key
 _picked = []
 for _i, _view in enumerate([w for w in list(_all_widgets.values()) if isinstance(w, _SliderView)]):
-    _unseen = [s for s in _view.states() if _state_key(s) not in _view._rendered]
+    _unseen = [s for s in _view.states() if _state_key(s) not in _view._frames]
     _random.Random(_i).shuffle(_unseen)
     for _s in _unseen[:STATES]:
         _key = _view._frame_key(_s)
@@ -56,7 +56,7 @@ print(MARK + _json.dumps(_picked))
 
 def run_one(path: Path, store: Path, states: int) -> dict:
     """Run ``path`` in a fresh kernel whose views use ``store``; then press, from outside any cell (as the
-    front end does, the view's worker draws between cells), states its views have not rendered yet."""
+    front end does; the kernel's main loop draws between cells), states its views have not rendered yet."""
     import nbformat
     from jupyter_client import BlockingKernelClient
     from nbclient import NotebookClient

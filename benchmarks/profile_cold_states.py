@@ -1,20 +1,17 @@
 #!/usr/bin/env python3
-"""Where a cold slider state's time goes, per view: draw / Agg draw / text-fit fallback / quantise+encode.
+"""Where a cold slider state's time goes, per view: draw / Agg draw / quantise+encode.
 
 Not a bench_*.py (run_all.py does not run it): a profiling aid for cold renders (issue 14's jumps; with the
 frame store of issue 24 they are what a learner pays after editing a view's code). For every lesson,
 runs the notebook in a fresh kernel (nbclient), then for every SliderView renders each slider's far
 states (its two ends and its quarter points, the other sliders at their reference values) cold, as
-``SliderView._draw_and_render`` does, timing each step:
+``SliderView.render`` does, timing each step:
 
-- ``draw``   : ``view.draw(**values)`` (a new Figure, or the view's ``update`` hook when it has one),
-- ``agg``    : the one Agg pass at the frozen reference layout (with the text recording),
-- ``refit``  : when the state's text does not fit the reference layout: the axes moved in by the excess
-               and a second Agg pass (``fits`` = ``moved``), or, failing that, a second draw and a
-               constrained-layout render; 0 when it fits,
+- ``draw``   : ``view.figure(values)`` (a new Figure from ``draw``, put at the frozen reference layout),
+- ``agg``    : the one Agg pass,
 - ``encode`` : quantise to 256 colours + PNG at zlib level 6,
 - ``total``  : ``view.render(values)`` on an empty cache and without a frame store (the kernel runs with
-               ``ATTNLIB_FRAMES=off``), timed separately: what the view's worker spends on a frame the front
+               ``ATTNLIB_FRAMES=off``), timed separately: what the kernel spends on a frame the front
                end asked for and lacks.
 
     OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/profile_cold_states.py [--repeats 3] [notebooks/NN-*.ipynb ...]
@@ -37,61 +34,45 @@ import gc, statistics, time, warnings
 import matplotlib.pyplot as plt
 from attnlib import widgets as _w
 from attnlib.widgets import SliderView
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 def _far_values(s):  # the grid's two ends and its quarter points
     return list(dict.fromkeys(s.values[round(f * (len(s.values) - 1))] for f in (0, 0.25, 0.75, 1)))
 
 def _steps(view, values):
-    # the steps of SliderView._draw_and_render, timed one by one (the reference layout is measured already)
     t = {}
     t0 = time.perf_counter()
-    fig = view._new_figure(values)
+    fig = view.figure(values)
     t["draw"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    ok = _w._apply_layout(fig, view._layout)
-    canvas, texts = _w._agg_draw(fig, record_text=True) if ok else (None, [])
-    fits = ok and _w._text_fits(fig, texts, view._layout)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
     t["agg"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    if not fits:
-        room = _w._make_room(fig, texts, view._layout)
-        if room is not None:
-            canvas, texts = _w._agg_draw(fig, record_text=True)
-            fits = _w._text_fits(fig, texts, room)
-            t["moved"] = True
-    if not fits:
-        plt.close(fig)
-        fig = view.draw(**values)
-        canvas, _ = _w._agg_draw(fig)
-    t["refit"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     _w._encode(canvas)
     t["encode"] = time.perf_counter() - t0
     plt.close(fig)
-    return t, fits
+    return t
 
 def _profile(repeats):
     rows = []
     views = [o for o in gc.get_objects() if isinstance(o, SliderView)]
     for vi, view in enumerate(views):
         view.store = None  # every state drawn, as without a frame store
-        view._rendered.clear()
+        view._frames.clear()
         view.render(view.values())  # measures the reference layout
         for name, s in view.sliders.items():
             for v in _far_values(s):
                 values = {**view.values(), name: v}
-                acc = {"draw": [], "agg": [], "refit": [], "encode": [], "total": []}
-                fits, moved = True, False
+                acc = {"draw": [], "agg": [], "encode": [], "total": []}
                 for _ in range(repeats):
-                    t, fits = _steps(view, values)
-                    moved = t.pop("moved", False)
+                    t = _steps(view, values)
                     for k in t:
                         acc[k].append(t[k])
-                    view._rendered.clear()
+                    view._frames.clear()
                     t0 = time.perf_counter(); view.render(values); acc["total"].append(time.perf_counter() - t0)
-                    view._rendered.clear()
+                    view._frames.clear()
                 rows.append({"view": vi, "slider": s.label or name, "value": repr(v),
-                             "fits": ("moved" if fits else "NO") if moved else ("y" if fits else "NO"),
                              **{k + "_ms": 1e3 * statistics.median(x) for k, x in acc.items()},
                              "max_total_ms": 1e3 * max(acc["total"])})
     return rows
@@ -117,13 +98,13 @@ def main(argv=None) -> int:
         p for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb")) if "SliderView" in p.read_text()]
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}  "
           f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '-')}")
-    print(f"{'lesson':24} {'slider':20} {'value':>7} {'fits':>5} {'draw':>6} {'agg':>6} {'refit':>6} "
+    print(f"{'lesson':24} {'slider':20} {'value':>7} {'draw':>6} {'agg':>6} "
           f"{'encode':>6} {'total':>6} {'max':>6}  (ms, medians of {args.repeats})")
     rows = []
     for path in paths:
         for r in measure(path, args.repeats):
-            print(f"{path.stem[:24]:24} {r['slider'][:20]:20} {r['value'][:7]:>7} {r['fits']:>5} "
-                  f"{r['draw_ms']:6.0f} {r['agg_ms']:6.0f} {r['refit_ms']:6.0f} {r['encode_ms']:6.0f} "
+            print(f"{path.stem[:24]:24} {r['slider'][:20]:20} {r['value'][:7]:>7} "
+                  f"{r['draw_ms']:6.0f} {r['agg_ms']:6.0f} {r['encode_ms']:6.0f} "
                   f"{r['total_ms']:6.0f} {r['max_total_ms']:6.0f}", flush=True)
             rows.append({"lesson": path.stem, **r})
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

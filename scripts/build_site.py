@@ -516,6 +516,37 @@ def text_outside(fig, drawn: list, tol_px: float = 1.0) -> list[dict]:
     return found
 
 
+def text_over_other_axes(fig, drawn: list, tol_px: float = 1.0) -> list[dict]:
+    """The texts of ``fig``'s last draw that belong to one axes (tick and axis labels, titles, its texts)
+    and reach more than ``tol_px`` pixels into the frame of another axes (pairs whose frames overlap, such
+    as twins and insets, are left alone). A slider state's text wider than its reference state's does
+    this (SliderView draws every state at the reference's layout). Same form as ``text_outside``."""
+    renderer = drawn[0][1] if drawn else None
+    if renderer is None or len(fig.axes) < 2:
+        return []
+    owner = {}
+    for i, ax in enumerate(fig.axes):
+        for text in (*ax.xaxis.get_ticklabels(which="both"), *ax.yaxis.get_ticklabels(which="both"),
+                     ax.xaxis.label, ax.yaxis.label, ax.title, ax._left_title, ax._right_title, *ax.texts):
+            owner[id(text)] = i
+    frames = [ax.get_window_extent(renderer) for ax in fig.axes]
+    found = []
+    for text, _ in drawn:
+        i = owner.get(id(text))
+        if i is None:
+            continue
+        box = text.get_window_extent(renderer)
+        for j, frame in enumerate(frames):
+            if j == i or frames[i].overlaps(frame):
+                continue
+            over = min(box.x1, frame.x1) - max(box.x0, frame.x0), min(box.y1, frame.y1) - max(box.y0, frame.y0)
+            if min(over) > tol_px:
+                found.append({"figure": figure_name(fig), "text": " ".join(text.get_text().split())[:90],
+                              "over_px": round(float(min(over)), 1), "where": "over another panel"})
+                break
+    return found
+
+
 def figure_name(fig) -> str:
     """The figure's suptitle or first title (to find it in its lesson)."""
     sup = getattr(fig, "_suptitle", None)
@@ -749,6 +780,7 @@ def watch_figure_text(record: list, sizes: list | None = None, phones: list | No
 
     import matplotlib.text as mtext
     from matplotlib.backend_bases import FigureCanvasBase
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     from attnlib import widgets
@@ -803,7 +835,8 @@ def watch_figure_text(record: list, sizes: list | None = None, phones: list | No
                 for _ in range(4):  # text that takes more room than phone_layout guessed: a taller figure, again
                     with warnings.catch_warnings(record=True) as caught:
                         warnings.simplefilter("always")
-                        canvas, _ = widgets._agg_draw(fig)
+                        canvas = FigureCanvasAgg(fig)
+                        canvas.draw()
                     collapsed = any("collapsed" in str(w.message) for w in caught)
                     w, h = fig.get_size_inches()
                     boxes = {tuple(round(v, 4) for v in ax.get_position().bounds) for ax in fig.axes
@@ -858,7 +891,7 @@ def watch_figure_text(record: list, sizes: list | None = None, phones: list | No
     def encode(canvas):
         fig = canvas.figure
         texts = drawn.pop(id(fig), [])
-        record.extend(text_outside(fig, texts))
+        record.extend(text_outside(fig, texts) + text_over_other_axes(fig, texts))
         png = originals[3](canvas)
         entry = note_size(fig, texts, "slider", png=hashlib.sha256(png).hexdigest())
         phone_version(fig, entry, png, "slider")

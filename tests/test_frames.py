@@ -168,9 +168,9 @@ def test_objects_count_by_their_state():
 
 
 def draws():
-    """Count Agg draws (a view renders only through widgets._agg_draw)."""
+    """Count frames drawn (a view draws a frame only through widgets._png)."""
     count = [0]
-    real = widgets._agg_draw
+    real = widgets._png
 
     def counting(*args, **kwargs):
         count[0] += 1
@@ -187,7 +187,7 @@ def test_a_store_hit_gives_the_bytes_a_fresh_render_gives_without_drawing(tmp_pa
         filler.render(state)
     assert len(store.keys()) == len(filler.states()) == 4
     count, counting = draws()
-    monkeypatch.setattr(widgets, "_agg_draw", counting)
+    monkeypatch.setattr(widgets, "_png", counting)
     served = make(data(), store=store)  # a new view (a learner's kernel): every state from the store
     pngs = {n: served.render({"n": n}) for n in (2, 3, 4, 5)}
     assert count[0] == 0, "a filled store must serve every state without drawing"
@@ -209,7 +209,7 @@ def test_edited_data_never_shows_a_stale_frame(tmp_path, monkeypatch):
     values = values.copy()
     values[1] *= 3  # the learner edits the cell that makes the data, and runs the view's cell again
     count, counting = draws()
-    monkeypatch.setattr(widgets, "_agg_draw", counting)
+    monkeypatch.setattr(widgets, "_png", counting)
     new_view = make(values, store=store)
     before = count[0]
     new_png = new_view.render({"n": 4})

@@ -488,8 +488,38 @@ def test_no_figure_text_outside_its_canvas(site):
     if not report.exists():
         pytest.skip("site from SITE_PREBUILT: the figure-text report is written only by a build in this session")
     found = json.loads(report.read_text(encoding="utf-8"))
-    assert found == [], "\n".join(f"{f['lesson']}: {f['text']!r} {f['over_px']} px outside ({f['figure']!r})"
-                                  for f in found)
+    assert found == [], "\n".join(f"{f['lesson']}: {f['text']!r} {f['over_px']} px {f.get('where', 'outside')} "
+                                  f"({f['figure']!r})" for f in found)
+
+
+def test_the_figure_text_watch_catches_a_slider_state_whose_labels_run_into_the_next_panel():
+    """A slider view draws every state at its reference state's layout: a state with wider tick labels than the
+    reference's runs them into the panel beside (the rule in CONTRIBUTING.md); the site build reports it."""
+    import matplotlib.pyplot as plt
+
+    def draw(scale):
+        fig, (left, right) = plt.subplots(1, 2, figsize=(6, 3), layout="constrained")
+        left.plot([0, 1], [0, 1])
+        right.plot([0, 1], [0, scale])
+        right.set_ylim(0, scale)
+        return fig
+
+    record = []
+    unwatch = build_site.watch_figure_text(record)
+    try:
+        view = widgets.slider_view(draw, store=None, scale=widgets.options_slider("scale", [1, 10**5], 1))
+        assert record == []  # the reference state: constrained layout made room for its labels
+        view.render({"scale": 10**5})  # "100000" where the reference had "1.0"
+        wide = [f for f in record if f.get("where") == "over another panel"]
+        assert wide and all(f["text"].isdigit() for f in wide), record
+        record.clear()
+        laid_out = widgets.slider_view(draw, store=None, reference={"scale": 10**5},
+                                       scale=widgets.options_slider("scale", [1, 10**5], 1))
+        laid_out.render({"scale": 10**5})
+        assert record == []  # the same state, laid out for the widest labels: it fits
+    finally:
+        unwatch()
+        plt.close("all")
 
 
 def test_the_figure_text_watch_catches_a_cut_title_and_passes_a_whole_one():
