@@ -87,16 +87,6 @@ def options_slider(description, options, value=None) -> Slider:
     return Slider(description, [v for _, v in pairs], [r for r, _ in pairs], pairs[0][1] if value is None else value)
 
 
-def _kernel_loop():
-    """The event loop of the kernel's main thread, the thread that runs the cells; None outside a kernel."""
-    try:
-        from IPython import get_ipython
-
-        return get_ipython().kernel.io_loop.asyncio_loop
-    except (ImportError, AttributeError):
-        return None
-
-
 class SliderView(anywidget.AnyWidget):
     """Sliders over a grid of states and the frame of the state shown; ``draw(**values)`` returns a Figure.
 
@@ -144,12 +134,13 @@ class SliderView(anywidget.AnyWidget):
             raise ValueError(f"reference must give a value for each slider {sorted(names)}; got {reference!r}")
         self._reference = start if reference is None else {name: reference[name] for name in names}
         self._frames, self._layout, self._inputs, self._recheck = OrderedDict(), None, (None, None), True
-        self._queue, self._loop, self._shell = [], _kernel_loop(), None
-        with contextlib.suppress(ImportError, AttributeError):  # outside IPython: inputs are hashed once
+        self._queue, self._loop, self._shell = [], None, None
+        with contextlib.suppress(ImportError, AttributeError):  # outside IPython: no hook; outside a kernel: no loop
             from IPython import get_ipython
 
             self._shell = get_ipython()
-            self._shell.events.register("post_run_cell", self._cell_ran)
+            self._shell.events.register("post_run_cell", self._cell_ran)  # (outside IPython: hashed once)
+            self._loop = self._shell.kernel.io_loop.asyncio_loop  # the main thread's loop, which runs the cells
         front = [{"label": s.label, "unit": s.unit, "readouts": s.readouts} for s in self.sliders.values()]
         index = self._index(start)
         super().__init__(spec=front, state=index, first_state=index, first=self.render(start))

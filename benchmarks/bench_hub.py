@@ -346,7 +346,7 @@ class Kernel:
         return view.arrived[new] - t0
 
     async def settle(self, quiet_s, timeout_s):
-        """Wait until no frame has arrived for ``quiet_s`` (the kernel's worker rendered what was asked)."""
+        """Wait until no frame has arrived for ``quiet_s`` (the kernel's main loop rendered what was asked)."""
         deadline = time.monotonic() + timeout_s
         while time.perf_counter() - self.last_frame < quiet_s and time.monotonic() < deadline:
             await asyncio.sleep(0.1)

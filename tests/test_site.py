@@ -268,7 +268,7 @@ def test_lesson_links_point_at_pages(site):
 
 # Cells run after the lesson, in its kernel. The live view (attnlib/frameslider.js in JupyterLab) shows the
 # frame sent with the view (``first``, for ``first_state``) and asks the kernel for the others with
-# {type: "want", now: [states]}; the view's worker answers with {type: "frame", state} and the PNG, drawing
+# {type: "want", now: [states]}; the kernel's main loop answers with {type: "frame", state} and the PNG, drawing
 # only while no cell runs. Here the comm's ``send`` is recorded and one "want" per view goes straight to the
 # view's handler; short cells then collect what was sent until every state came (the kernel is idle between
 # them), so what is compared is the bytes the kernel sends to the browser.
@@ -348,7 +348,7 @@ def live_pngs(nb_path: Path) -> list[dict]:
         run(LIVE_ASK)
         deadline = time.monotonic() + 600
         while not (found := run(LIVE_COLLECT))["done"] and time.monotonic() < deadline:
-            time.sleep(0.5)  # idle: the views' workers draw
+            time.sleep(0.5)  # idle: the kernel's main loop draws
     assert found["done"], f"{nb_path.name}: the views did not send every frame asked for within 600 s: {found}"
     return found["views"]
 
