@@ -1040,8 +1040,8 @@ def run_lesson(path: Path, work: Path, timeout: int = 900, frames: Path | None =
         constants = "".join(f"{name} = {globals()[name]!r}\n" for name in (
             "PHONE_SHOWN_PX", "PHONE_GOAL_PX", "PHONE_MAX_IN", "PHONE_MIN_IN", "PHONE_MAX_ROW_IN", "PHONE_MIN_ROW_IN"))
         watch = (constants + "".join(inspect.getsource(f) for f in (
-                     figure_name, text_outside, text_size, smallest_text_px, figure_text, phone_width_in, phone_layout,
-                     watch_figure_text))
+                     figure_name, text_outside, text_over_other_axes, text_size, smallest_text_px, figure_text,
+                     phone_width_in, phone_layout, watch_figure_text))
                  + "\n_FIGURE_TEXT_OUTSIDE, _FIGURE_TEXT_SIZES, _FIGURE_PHONES = [], [], []\n"
                  f"_unwatch_figure_text = watch_figure_text(_FIGURE_TEXT_OUTSIDE, _FIGURE_TEXT_SIZES, _FIGURE_PHONES, "
                  f"{str(work)!r})\n")
