@@ -223,7 +223,6 @@ def test_ratio_of_means_is_exact_when_a_is_proportional_to_b():
     assert al.ratio_of_means([0.0, 0.0, 0.0], [1.0, 2.0, 3.0]) == (0.0, 0.0)  # mean(a) = 0 is fine
 
 
-
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 50), rho=st.floats(-0.95, 0.95),
        c=st.floats(0.01, 100.0), d=st.floats(-100.0, -0.01) | st.floats(0.01, 100.0))
