@@ -1,7 +1,8 @@
 // A slider view: range inputs over a grid of states and one picture per state (a frame, a PNG).
 // The browser keeps the frames it has and swaps them on input. The same module runs in two places:
 // - JupyterLab (an anywidget ESM, attnlib.widgets.SliderView): frames it lacks are asked of the kernel
-//   with model.send({type: "want", now, ahead}); the kernel answers {type: "frame", state} + the PNG.
+//   with model.send({type: "want", now, ahead}); the kernel answers {type: "frame", state} + the PNG, and
+//   sends {type: "reset"} when what the frames are drawn from changed (every frame held is dropped).
 // - the course site (scripts/build_site.py inlines this file): staticModel(data) stands in for the
 //   widget model and every frame is already a file ("urls"/"images", "phones" below a "media" query).
 // Hooks the tests and benchmarks read: class sv-ready, data-state, data-shown-ms, data-how, event sv-shown.
@@ -127,6 +128,12 @@ function render({ model, el }) {
   root.addEventListener("keydown", ev => keys.includes(ev.key) && ev.stopPropagation());  // the rest: JupyterLab's
 
   function onMessage(msg, buffers) {
+    if (msg.type === "reset") {  // what the frames are drawn from changed in the kernel: every frame held is stale
+      frames.forEach(url => url.startsWith("blob:") && URL.revokeObjectURL(url));
+      frames.clear();
+      kept.clear();
+      return show(-1, 0);  // asks again for the state shown and its neighbours
+    }
     if (msg.type === "error" && msg.state === state) {
       error.textContent = msg.text;
       error.hidden = false;

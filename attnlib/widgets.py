@@ -97,12 +97,15 @@ class SliderView(anywidget.AnyWidget):
     constrained layout; every state is drawn at those axes and super-title positions, so panels stay put
     as the sliders move and no state pays for a layout pass. Hence the rule for a slider figure: every
     state's text must fit the reference's layout (fixed tick formats; give ``reference`` the state with
-    the widest labels). The site build checks it for every state of every lesson (tests/test_figure_text.py).
+    the widest labels). The site build checks it for every state of every lesson
+    (tests/test_site.py::test_no_figure_text_outside_its_canvas: text outside the figure or over another panel).
 
-    Threads: none of its own. A frame is drawn on the thread that runs the cells (a cell's plots and a
-    frame's drawing both change matplotlib's global rcParams, so they must never overlap): in a kernel,
-    the front end's requests (which JupyterLab may deliver on a widget subshell's thread) are handed to
-    the kernel's main event loop, which draws one asked-for frame per turn, between cells and messages.
+    Threads: none of its own. A frame is drawn on the thread that runs the cells, never while a cell runs
+    (a cell's plots and a frame's drawing both change matplotlib's global rcParams): in a kernel, the front
+    end's requests (which JupyterLab may deliver on a widget subshell's thread) are handed to the kernel's
+    main event loop, which draws one asked-for frame per turn while no cell runs (IPython's pre/post_run_cell
+    hooks: a cell that awaits lets the loop run). After each cell the view checks what its frames depend on;
+    if that changed, the front end is told to drop the frames it holds (``{type: "reset"}``).
     """
 
     _esm = pathlib.Path(__file__).with_name("frameslider.js")
@@ -134,17 +137,19 @@ class SliderView(anywidget.AnyWidget):
             raise ValueError(f"reference must give a value for each slider {sorted(names)}; got {reference!r}")
         self._reference = start if reference is None else {name: reference[name] for name in names}
         self._frames, self._layout, self._inputs, self._recheck = OrderedDict(), None, (None, None), True
-        self._queue, self._loop, self._shell = [], None, None
-        with contextlib.suppress(ImportError, AttributeError):  # outside IPython: no hook; outside a kernel: no loop
-            from IPython import get_ipython
-
-            self._shell = get_ipython()
-            self._shell.events.register("post_run_cell", self._cell_ran)  # (outside IPython: hashed once)
-            self._loop = self._shell.kernel.io_loop.asyncio_loop  # the main thread's loop, which runs the cells
+        self._queue, self._loop, self._shell, self._in_cell = [], None, None, False
         front = [{"label": s.label, "unit": s.unit, "readouts": s.readouts} for s in self.sliders.values()]
         index = self._index(start)
         super().__init__(spec=front, state=index, first_state=index, first=self.render(start))
         self.on_msg(self._on_msg)
+        with contextlib.suppress(ImportError, AttributeError):  # outside IPython: no hooks; outside a kernel: no loop
+            from IPython import get_ipython
+
+            self._shell = get_ipython()
+            self._shell.events.register("pre_run_cell", self._cell_starts)
+            self._shell.events.register("post_run_cell", self._cell_ran)
+            self._loop = self._shell.kernel.io_loop.asyncio_loop  # the main thread's loop, which runs the cells
+            self._in_cell = True  # made by a cell, which ends with post_run_cell
 
     def __repr__(self):  # stable text for notebooks (no memory address)
         return f"SliderView({', '.join(self.sliders)}; {len(self._states)} states)"
@@ -234,22 +239,39 @@ class SliderView(anywidget.AnyWidget):
             self._frames.popitem(last=False)
         return png
 
-    def _cell_ran(self, *_):
-        self._recheck = True
+    def _cell_starts(self, *_):
+        self._in_cell = True
 
-    def _check_inputs(self) -> None:
+    def _cell_ran(self, *_):
+        self._in_cell, self._recheck = False, True
+        if self._loop is not None:
+            self._loop.call_soon(self._after_cell)
+
+    def _after_cell(self) -> None:
+        """In a kernel, after each cell: if the frames' inputs changed, the front end drops the frames it holds
+        (and asks again for what it shows); then the frames still asked for are drawn."""
+        if self._recheck and self._check_inputs() and self.comm is not None:
+            self.first = b""  # a view displayed again asks the kernel for its first frame
+            with contextlib.suppress(Exception):
+                self.send({"type": "reset"})
+        self._send_next()
+
+    def _check_inputs(self) -> bool:
         """(First render, and after each cell run.) If what the frames depend on changed (data edited in
-        place, a global the draw reads, matplotlib's settings), forget the frames and layout kept."""
+        place, a global the draw reads, matplotlib's settings) or cannot be told, forget the frames and layout
+        kept; returns True if frames were kept and are now forgotten."""
         from . import frames
 
         try:
             inputs = (frames.view_fingerprint(self), frames._rc_digest([]))
-        except Exception:  # noqa: BLE001 - inputs that cannot be hashed: no store, and nothing kept across cells
+        except Exception:  # noqa: BLE001 - inputs that cannot be hashed: as if they changed after every cell
             inputs = (None, None)
-        if inputs[1] is None or inputs != self._inputs:  # (the first check finds nothing kept)
+        forgot = bool(self._frames) and (None in inputs or inputs != self._inputs)
+        if None in inputs or inputs != self._inputs:  # (the first check finds nothing kept)
             self._frames.clear()
             self._layout = None
         self._inputs, self._recheck = inputs, False
+        return forgot
 
     def _frame_key(self, values: dict):
         """The frame store's key for ``values`` (``frames.frame_key``), or None without a store or a key."""
@@ -285,7 +307,9 @@ class SliderView(anywidget.AnyWidget):
 
     def _send_next(self) -> None:
         """Send the frame of the first state asked for (drawn if need be); the next one on the loop's next turn."""
-        if not self._queue or self.comm is None:
+        if self.comm is None:  # closed
+            self._queue = []
+        if not self._queue or (self._in_cell and self._loop is not None):  # (the cell's end sends the rest)
             return
         state = self._queue.pop(0)
         try:
@@ -302,6 +326,7 @@ class SliderView(anywidget.AnyWidget):
         self._queue = []
         if getattr(self, "_shell", None) is not None:
             with contextlib.suppress(ValueError):
+                self._shell.events.unregister("pre_run_cell", self._cell_starts)
                 self._shell.events.unregister("post_run_cell", self._cell_ran)
         super().close()
 

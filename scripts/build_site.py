@@ -517,33 +517,33 @@ def text_outside(fig, drawn: list, tol_px: float = 1.0) -> list[dict]:
 
 
 def text_over_other_axes(fig, drawn: list, tol_px: float = 1.0) -> list[dict]:
-    """The texts of ``fig``'s last draw that belong to one axes (tick and axis labels, titles, its texts)
-    and reach more than ``tol_px`` pixels into the frame of another axes (pairs whose frames overlap, such
-    as twins and insets, are left alone). A slider state's text wider than its reference state's does
+    """The texts of ``fig``'s last draw that run over another panel: a text that belongs to one axes (tick and
+    axis labels, titles, its texts) reaching more than ``tol_px`` pixels into the frame of another axes (pairs
+    whose frames overlap, such as twins and insets, are left alone), or overlapping a text of another axes or of
+    the figure (suptitle, figure texts and legends). A slider state's text wider than its reference state's does
     this (SliderView draws every state at the reference's layout). Same form as ``text_outside``."""
     renderer = drawn[0][1] if drawn else None
     if renderer is None or len(fig.axes) < 2:
         return []
-    owner = {}
+    owner = {id(t): -1 for t in (*fig.texts, *(t for lg in fig.legends for t in lg.get_texts()),
+                                 *(getattr(fig, n, None) for n in ("_suptitle", "_supxlabel", "_supylabel")))}
     for i, ax in enumerate(fig.axes):
         for text in (*ax.xaxis.get_ticklabels(which="both"), *ax.yaxis.get_ticklabels(which="both"),
                      ax.xaxis.label, ax.yaxis.label, ax.title, ax._left_title, ax._right_title, *ax.texts):
             owner[id(text)] = i
     frames = [ax.get_window_extent(renderer) for ax in fig.axes]
+    boxes = [(text, owner[id(text)], text.get_window_extent(renderer)) for text, _ in drawn if id(text) in owner]
+
+    def over(a, b):
+        return min(min(a.x1, b.x1) - max(a.x0, b.x0), min(a.y1, b.y1) - max(a.y0, b.y0))
+
     found = []
-    for text, _ in drawn:
-        i = owner.get(id(text))
-        if i is None:
-            continue
-        box = text.get_window_extent(renderer)
-        for j, frame in enumerate(frames):
-            if j == i or frames[i].overlaps(frame):
-                continue
-            over = min(box.x1, frame.x1) - max(box.x0, frame.x0), min(box.y1, frame.y1) - max(box.y0, frame.y0)
-            if min(over) > tol_px:
-                found.append({"figure": figure_name(fig), "text": " ".join(text.get_text().split())[:90],
-                              "over_px": round(float(min(over)), 1), "where": "over another panel"})
-                break
+    for k, (text, i, box) in enumerate(boxes):
+        hits = [over(box, f) for j, f in enumerate(frames) if i >= 0 and j != i and not frames[i].overlaps(f)]
+        hits += [over(box, b) for _, j, b in boxes[k + 1:] if j != i]
+        if hits and max(hits) > tol_px:
+            found.append({"figure": figure_name(fig), "text": " ".join(text.get_text().split())[:90],
+                          "over_px": round(float(max(hits)), 1), "where": "over another panel"})
     return found
 
 

@@ -517,6 +517,13 @@ def test_the_figure_text_watch_catches_a_slider_state_whose_labels_run_into_the_
                                        scale=widgets.options_slider("scale", [1, 10**5], 1))
         laid_out.render({"scale": 10**5})
         assert record == []  # the same state, laid out for the widest labels: it fits
+        stacked = plt.figure(figsize=(4, 4))  # text over text: a long x label of the top panel over the lower title
+        top, low = stacked.subplots(2, 1)
+        top.set_xlabel("an x label\nof three\nlines", labelpad=0)
+        low.set_title("the lower panel's title")
+        stacked.subplots_adjust(hspace=0.3)
+        widgets._png(stacked)
+        assert {f["text"] for f in record} >= {"an x label of three lines"}, record
     finally:
         unwatch()
         plt.close("all")

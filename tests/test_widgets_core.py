@@ -334,13 +334,21 @@ threading.Thread(target=view._on_msg, args=(view, {"type": "want", "now": [2], "
 time.sleep(0.5)
 log.append(("cell ends", None, threading.current_thread().name))
 """)
+        run("""
+import asyncio
+threading.Thread(target=view._on_msg, args=(view, {"type": "want", "now": [0], "ahead": []}, [])).start()
+await asyncio.sleep(0.5)  # the kernel's loop runs while this cell awaits: still no frame drawn
+log.append(("awaiting cell ends", None, threading.current_thread().name))
+""")
         out.clear()
         run("print(log)")
         log = eval("".join(m["content"].get("text", "") for m in out if m["msg_type"] == "stream"))
-        # (the draw reads ``log``, which the cells changed: the reference state n = 1 is laid out again first)
+        # (the draw reads ``log``, which the cells changed: the reference state n = 1 is laid out again, so
+        # draws of n = 1 are left out; the frames sent are checked)
         log = [entry for entry in log[1:] if entry[:2] != ("draw", 1)]
         assert log == [("cell ends", None, "MainThread"), ("draw", 3, "MainThread"), ("sent", 2, "MainThread"),
-                       ("draw", 4, "MainThread"), ("sent", 3, "MainThread")], log
+                       ("draw", 4, "MainThread"), ("sent", 3, "MainThread"),
+                       ("awaiting cell ends", None, "MainThread"), ("sent", 0, "MainThread")], log
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
@@ -386,6 +394,61 @@ def test_data_edited_in_place_after_a_cell_gives_fresh_frames_and_keys(tmp_path)
     fresh = widgets.slider_view(draw, store=None, n=widgets.int_slider("n", 1, 3, 1))
     assert after == fresh.render({"n": 2})
     assert store.get(key_before) == before  # the old data's frame stays under the old data's key
+
+
+def test_after_a_cell_that_changed_the_data_the_front_end_drops_its_frames():
+    """The browser keeps every frame it got: when a cell changed what they are drawn from (here, in place), the
+    kernel tells it to drop them ({type: "reset"}), and the frame sent with the view is not sent again."""
+    import numpy as np
+
+    heights = np.array([0.2, 0.8])
+    view = widgets.slider_view(lambda n: plots.probability_bars(heights * n, title=f"n = {n}"), store=None,
+                               n=widgets.int_slider("n", 1, 3, 1))
+    view._loop = loop = _main_loop()
+    sent = _serving(view)
+    try:
+        old = view.render({"n": 2})
+        loop.call_soon_threadsafe(view._cell_ran)  # a cell that changed nothing: no reset
+        assert not _wait_for(lambda: sent, seconds=0.5)
+        assert view.render({"n": 2}) == old and view.first
+        heights *= 0.5
+        loop.call_soon_threadsafe(view._cell_ran)
+        assert _wait_for(lambda: sent == [({"type": "reset"}, None)])
+        assert view.first == b"" and view.render({"n": 2}) != old
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+
+
+def test_a_view_whose_inputs_cannot_be_hashed_forgets_its_frames_after_each_cell():
+    import threading
+
+    import numpy as np
+
+    class Holder:  # a lock: no stable form, so the view cannot tell whether its data changed
+        def __init__(self):
+            self.lock, self.heights = threading.Lock(), np.array([0.2, 0.8])
+
+    holder = Holder()
+    view = widgets.slider_view(lambda n: plots.probability_bars(holder.heights * n), store=None,
+                               n=widgets.int_slider("n", 1, 3, 1))
+    old = view.render({"n": 2})
+    holder.heights *= 0.5
+    assert view.render({"n": 2}) == old  # no cell ran: the kept frame
+    view._cell_ran()
+    assert view.render({"n": 2}) != old
+
+
+def test_a_request_to_a_closed_view_outside_a_kernel_returns_at_once():
+    import threading
+
+    view = widgets.slider_view(lambda n: plots.probability_bars([1 / n] * n), n=widgets.int_slider("n", 1, 3, 1))
+    sent = _serving(view)
+    view.close()
+    asked = threading.Thread(target=view._on_msg, args=(view, {"type": "want", "now": [1], "ahead": [2]}, []),
+                             daemon=True)
+    asked.start()
+    asked.join(5)
+    assert not asked.is_alive() and sent == []
 
 
 def test_the_store_key_is_made_with_the_settings_in_force_when_the_frame_is_drawn(tmp_path):

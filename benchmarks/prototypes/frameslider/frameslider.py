@@ -48,11 +48,11 @@ def temperature_demo(source="render", encoding="buffers", store_dir="frames-demo
     probs, entropy = temperature_sweep(logits, temps)
     view = widgets.temperature_view(logits, temps, probs, entropy, value=8.0)
     view.store = None
-    view.close()  # keep today's prefetch chain out of the measurement (it only serves live views)
+    view.close()
     values = [{"temperature": float(t)} for t in temps]
 
     def render(i):
-        view._rendered.clear()  # always draw: the "kernel must render" case
+        view._frames.clear()  # always draw: the "kernel must render" case
         return view.render(values[i])
 
     if source == "render":
