@@ -266,8 +266,9 @@ class SliderView(anywidget.AnyWidget):
             inputs = (frames.view_fingerprint(self), frames._rc_digest([]))
         except Exception:  # noqa: BLE001 - inputs that cannot be hashed: as if they changed after every cell
             inputs = (None, None)
-        forgot = bool(self._frames) and (None in inputs or inputs != self._inputs)
-        if None in inputs or inputs != self._inputs:  # (the first check finds nothing kept)
+        changed = None in inputs or inputs != self._inputs  # (the first check finds nothing kept)
+        forgot = changed and bool(self._frames)
+        if changed:
             self._frames.clear()
             self._layout = None
         self._inputs, self._recheck = inputs, False
@@ -677,13 +678,14 @@ def sigma_view(standard_samples, sigma_max=3.0, lim=12.0) -> SliderView:
         sample = sigma_q * sigma_k * standard_samples[d_k]
         return plots.scaled_logit_density(sample, d_k, sigma_q, sigma_k, lim=lim, bins=96)
 
-    start = d_ks[len(d_ks) // 2]
+    start, low = d_ks[len(d_ks) // 2], 0.25
+    # laid out at the narrowest density (both σ at their lowest), whose y tick labels ("10.00") are the widest
     return slider_view(
         draw,
-        reference={"d_k": start, "sigma_q": 0.25, "sigma_k": 0.25},  # the widest y tick labels ("10.00")
+        reference={"d_k": start, "sigma_q": low, "sigma_k": low},
         d_k=options_slider("d_k", d_ks, start),
-        sigma_q=float_slider("σ_q", 0.25, sigma_max, 1.0, step=0.25),
-        sigma_k=float_slider("σ_k", 0.25, sigma_max, 1.0, step=0.25),
+        sigma_q=float_slider("σ_q", low, sigma_max, 1.0, step=0.25),
+        sigma_k=float_slider("σ_k", low, sigma_max, 1.0, step=0.25),
     )
 
 
